@@ -1,0 +1,58 @@
+"""Small input checks shared by the public constructors (never ``assert``)."""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+from .errors import ParameterError
+
+#: Largest eps0 accepted: e**eps0 must stay far from float64 overflow (e**700 ~ 1e304) and
+#: the products e**(eps + eps0) used by the GPARV must be finite.
+MAX_EPS0 = 300.0
+
+
+def positive_float(name: str, value: object, *, allow_zero: bool = False,
+                   upper: float | None = None) -> float:
+    """Return ``value`` as a finite float > 0 (or >= 0), else raise :class:`ParameterError`."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ParameterError(f"{name} must be a real number, got {value!r}")
+    x = float(value)
+    if math.isnan(x) or math.isinf(x):
+        raise ParameterError(f"{name} must be finite, got {x}")
+    if allow_zero:
+        if x < 0:
+            raise ParameterError(f"{name} must be >= 0, got {x}")
+    elif x <= 0:
+        raise ParameterError(f"{name} must be > 0, got {x}")
+    if upper is not None and x > upper:
+        raise ParameterError(f"{name} must be <= {upper}, got {x}")
+    return x
+
+
+def eps0_value(value: object, name: str = "eps0") -> float:
+    """A local privacy parameter: finite, > 0 and small enough that ``exp(eps0)`` is safe."""
+    return positive_float(name, value, upper=MAX_EPS0)
+
+
+def int_at_least(name: str, value: object, minimum: int) -> int:
+    """Return ``value`` as an ``int >= minimum`` (integral floats accepted), else raise."""
+    if isinstance(value, bool):
+        raise ParameterError(f"{name} must be an integer, got {value!r}")
+    if isinstance(value, numbers.Integral):
+        v = int(value)
+    elif isinstance(value, numbers.Real) and float(value).is_integer():
+        v = int(value)
+    else:
+        raise ParameterError(f"{name} must be an integer, got {value!r}")
+    if v < minimum:
+        raise ParameterError(f"{name} must be >= {minimum}, got {v}")
+    return v
+
+
+def probability_open(name: str, value: object) -> float:
+    """A probability strictly inside (0, 1), e.g. a target ``delta``."""
+    x = positive_float(name, value)
+    if not x < 1:
+        raise ParameterError(f"{name} must be in (0, 1), got {x}")
+    return x

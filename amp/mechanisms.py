@@ -1,0 +1,508 @@
+"""Local randomizers: the paper's Table 1 rows and exact finite-domain mechanisms.
+
+Every mechanism offers
+
+* ``eps0``: its local privacy level;
+* ``gparv_laws()``: the eps-free laws (:class:`amp.gparv.GPARV`) of the pairs ``(x0, x1)`` over
+  which the blanket bound (Theorem 4) must be maximised. Symmetric mechanisms return one law
+  (every ordered pair has the same law); a generic matrix returns one law per distinct pair;
+* ``lower_laws()``: laws of Theorem 5's variable for dataset pairs
+  ``X0 = (x0, x2, ..., x2)``, ``X1 = (x1, x2, ..., x2)``; the lower bound is their maximum;
+* ``matrix()`` for finite mechanisms: rows are inputs, columns outputs.
+
+Two forms exist for each Table 1 mechanism (see ``../shared/notes/math-notes.md``):
+
+* ``d=None`` (default): the paper's Table 1 row, the large-domain limit, in closed form;
+* ``d=<int>``: the exact finite mechanism over ``d`` inputs (k-RR is always exact). Its blanket
+  can be larger than Table 1's (e.g. the all-ones RAPPOR output, constant hash functions, the
+  all-ones Hadamard column), which gives a tighter valid bound for that concrete mechanism.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from . import _validate as V
+from .errors import ParameterError
+from .gparv import GPARV
+
+__all__ = [
+    "Mechanism", "MatrixMechanism", "KRR", "RAPPOR", "OUE", "OLH", "BLH", "HadamardResponse",
+    "Blanket", "blanket_of_matrix", "pair_law_from_matrix", "lower_law_from_matrix",
+    "validate_matrix", "matrix_eps0",
+]
+
+ROW_SUM_TOL = 1e-9
+
+
+# ---------------------------------------------------------------------------- matrices
+def validate_matrix(P: object) -> np.ndarray:
+    """Check that ``P`` is a finite-eps0 LDP randomizer matrix; return it as float64.
+
+    Requirements: 2-D with at least 2 rows (inputs) and 1 column (outputs); finite and
+    non-negative entries; rows summing to 1 within ``1e-9``; finite eps0, i.e. in every column
+    either all entries are 0 (the column is dropped) or all are > 0.
+    """
+    try:
+        M = np.array(P, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise ParameterError(f"matrix is not numeric: {exc}") from None
+    if M.ndim != 2 or M.shape[0] < 2 or M.shape[1] < 1:
+        raise ParameterError(f"matrix must be 2-D with >= 2 rows (inputs), got shape {M.shape}")
+    if not np.all(np.isfinite(M)):
+        raise ParameterError("matrix has non-finite entries")
+    if np.any(M < 0):
+        raise ParameterError("matrix has negative entries")
+    sums = M.sum(axis=1)
+    bad = np.flatnonzero(np.abs(sums - 1) > ROW_SUM_TOL)
+    if bad.size:
+        raise ParameterError(f"matrix rows must sum to 1 (to 1e-9); row {bad[0]} sums to "
+                             f"{sums[bad[0]]!r}")
+    zero_cols = np.all(M == 0, axis=0)
+    M = M[:, ~zero_cols]
+    if np.any(M == 0):
+        j = int(np.flatnonzero(np.any(M == 0, axis=0))[0])
+        raise ParameterError(f"matrix is not eps0-LDP for any finite eps0: output column {j} "
+                             "is zero for some inputs and positive for others")
+    return M
+
+
+def matrix_eps0(M: np.ndarray) -> float:
+    """Local privacy level ``max_y log(max_x P[x,y] / min_x P[x,y])`` of a validated matrix."""
+    return float(np.max(np.log(M.max(axis=0)) - np.log(M.min(axis=0))))
+
+
+@dataclass(frozen=True)
+class Blanket:
+    """Blanket decomposition ``R(x) = gamma * omega + (1 - gamma) * LO(x)`` (Section 3.2)."""
+
+    c: np.ndarray          #: ``c(y) = min_x R(x)(y)``
+    gamma: float           #: ``sum_y c(y)``
+    omega: np.ndarray      #: blanket distribution ``c / gamma``
+    leftover: np.ndarray   #: rows ``LO(x) = (R(x) - c) / (1 - gamma)`` (zeros if gamma == 1)
+
+
+def blanket_of_matrix(M: np.ndarray) -> Blanket:
+    """Blanket decomposition of a (validated) matrix, Section 3.2."""
+    c = M.min(axis=0)
+    gamma = float(c.sum())
+    lo = (M - c) / (1 - gamma) if gamma < 1 else np.zeros_like(M)
+    return Blanket(c=c, gamma=gamma, omega=c / gamma, leftover=lo)
+
+
+def pair_law_from_matrix(M: np.ndarray, x0: int, x1: int, eps0: float | None = None,
+                         label: str = "") -> GPARV:
+    """GPARV law of the pair ``(x0, x1)``: ``a = M[x0]/c``, ``b = M[x1]/c`` with mass ``c``."""
+    c = M.min(axis=0)
+    e0 = matrix_eps0(M) if eps0 is None else eps0
+    return GPARV(M[x0] / c, M[x1] / c, c, e0, label or f"pair ({x0}, {x1})")
+
+
+def lower_law_from_matrix(M: np.ndarray, x0: int, x1: int, x2: int,
+                          eps0: float | None = None, label: str = "") -> GPARV:
+    """Theorem 5's variable: ``a = M[x0]/M[x2]``, ``b = M[x1]/M[x2]`` with mass ``M[x2]``."""
+    e0 = matrix_eps0(M) if eps0 is None else eps0
+    return GPARV(M[x0] / M[x2], M[x1] / M[x2], M[x2], e0,
+                 label or f"Theorem 5 triple ({x0}, {x1}, {x2})")
+
+
+def _dedupe(laws: list[GPARV]) -> list[GPARV]:
+    out: list[GPARV] = []
+    for law in laws:
+        if not any(law.same_law(o) for o in out):
+            out.append(law)
+    return out
+
+
+# ---------------------------------------------------------------------------- base class
+class Mechanism:
+    """Base class of local randomizers. Subclasses set ``eps0`` and ``name``."""
+
+    eps0: float
+    name: str = "mechanism"
+    #: True when every ordered pair of distinct inputs has the same GPARV law.
+    symmetric: bool = False
+    #: True when the object is the exact finite mechanism (has a matrix).
+    finite: bool = True
+
+    def matrix(self) -> np.ndarray:
+        """Probability matrix (rows inputs, columns outputs)."""
+        raise ParameterError(f"{self.name} in its large-domain (Table 1) form has no finite "
+                             "matrix; give a domain size d")
+
+    def blanket(self) -> Blanket:
+        """Blanket decomposition of the finite matrix."""
+        return blanket_of_matrix(self.matrix())
+
+    @property
+    def gamma(self) -> float:
+        """Blanket mass of the randomizer (max over its pair laws; they agree)."""
+        return max(law.gamma for law in self.gparv_laws())
+
+    def gparv_laws(self) -> list[GPARV]:
+        """Laws of the GPARV over which the blanket bound is maximised."""
+        M = self.matrix()
+        d = M.shape[0]
+        laws = [pair_law_from_matrix(M, i, j, self.eps0, f"{self.name} pair ({i}, {j})")
+                for i in range(d) for j in range(d) if i != j]
+        return _dedupe(laws)
+
+    def gparv(self) -> GPARV:
+        """The GPARV law when the mechanism is symmetric (one law for all pairs)."""
+        laws = self.gparv_laws()
+        if len(laws) != 1:
+            raise ParameterError(f"{self.name} has {len(laws)} distinct pair laws; use "
+                                 "gparv_laws() and take the maximum bound over them")
+        return laws[0]
+
+    def lower_laws(self, pair: tuple[int, int] | None = None) -> list[GPARV]:
+        """Theorem 5 laws for the pair ``(x0, x1)`` (default: (0, 1)) and every third input."""
+        M = self.matrix()
+        d = M.shape[0]
+        if d < 3:
+            raise ParameterError("the Theorem 5 lower bound needs a third input (>= 3 inputs)")
+        x0, x1 = pair if pair is not None else (0, 1)
+        laws = [lower_law_from_matrix(M, x0, x1, x2, self.eps0,
+                                      f"{self.name} triple ({x0}, {x1}, {x2})")
+                for x2 in range(d) if x2 not in (x0, x1)]
+        return _dedupe(laws)
+
+    def describe(self) -> str:
+        """One-line description used in results and the CLI."""
+        return self.name
+
+    def __repr__(self) -> str:  # pragma: no cover - cosmetic
+        return f"<{self.describe()}>"
+
+
+class MatrixMechanism(Mechanism):
+    """Any finite randomizer given as a row-stochastic matrix (rows inputs, columns outputs).
+
+    The matrix is validated (:func:`validate_matrix`) and ``eps0`` is computed from it.
+    Its bound is the maximum over all ordered pairs of distinct inputs.
+    """
+
+    def __init__(self, P: object, name: str = "matrix"):
+        self._M = validate_matrix(P)
+        self.eps0 = matrix_eps0(self._M)
+        if self.eps0 > V.MAX_EPS0:
+            raise ParameterError(f"matrix eps0 = {self.eps0} exceeds {V.MAX_EPS0}")
+        self.name = name
+
+    def matrix(self) -> np.ndarray:
+        return self._M.copy()
+
+    def describe(self) -> str:
+        d, m = self._M.shape
+        return f"{self.name} ({d} inputs x {m} outputs, eps0={self.eps0:.6g})"
+
+
+# ---------------------------------------------------------------------------- k-RR
+class KRR(Mechanism):
+    """k-ary randomized response (Warner 1965; Example 4.0), exact for every ``k >= 2``.
+
+    ``kRR(x) = x`` w.p. ``(e^eps0 - 1)/(e^eps0 + k - 1)``, else uniform on ``[k]``.
+    Table 1 row: atoms ``1 - e^(eps+eps0)`` and ``e^eps0 - e^eps`` with ``p``, ``1 - e^eps`` with
+    ``(k - 2) p``, ``0`` with ``(e^eps0 - 1) p``, where ``p = 1/(e^eps0 + k - 1)``.
+    """
+
+    symmetric = True
+
+    def __init__(self, k: int, eps0: float):
+        self.k = V.int_at_least("k", k, 2)
+        self.eps0 = V.eps0_value(eps0)
+        self.name = f"{self.k}-RR"
+
+    @property
+    def p(self) -> float:
+        """``p = 1/(e^eps0 + k - 1)``, the blanket mass of each output (Example 4.0)."""
+        return 1.0 / (math.exp(self.eps0) + self.k - 1)
+
+    def matrix(self) -> np.ndarray:
+        e0, p = math.exp(self.eps0), self.p
+        M = np.full((self.k, self.k), p)
+        np.fill_diagonal(M, e0 * p)
+        return M
+
+    def gparv_laws(self) -> list[GPARV]:
+        e0, p, k = math.exp(self.eps0), self.p, self.k
+        return [GPARV([e0, 1.0, 1.0], [1.0, e0, 1.0], [p, p, (k - 2) * p], self.eps0,
+                      f"{self.name}, eps0={self.eps0:g}")]
+
+    def lower_laws(self, pair=None) -> list[GPARV]:
+        if self.k < 3:
+            raise ParameterError(f"k must be >= 3 for the Theorem 5 lower bound, got {self.k}")
+        e0, p, k = math.exp(self.eps0), self.p, self.k
+        # y ~ R(x2): y = x2 w.p. e0 p, y = x0 or x1 w.p. p each, another value w.p. (k-3) p
+        return [GPARV([1 / e0, e0, 1.0, 1.0], [1 / e0, 1.0, e0, 1.0],
+                      [e0 * p, p, p, (k - 3) * p], self.eps0,
+                      f"{self.name} Theorem 5, eps0={self.eps0:g}")]
+
+    def describe(self) -> str:
+        return f"{self.name} (eps0={self.eps0:g})"
+
+
+# ---------------------------------------------------------------------------- unary encodings
+def _four_type_law(E: float, p11: float, p_e1: float, p_1e: float, p_ee: float, eps0: float,
+                   label: str) -> GPARV:
+    """Law with atoms (1,1), (E,1), (1,E), (E,E) and the given blanket masses."""
+    return GPARV([1.0, E, 1.0, E], [1.0, 1.0, E, E], [p11, p_e1, p_1e, p_ee], eps0, label)
+
+
+class _UnaryEncoding(Mechanism):
+    """Unary encoding: input ``x`` in ``[d]`` -> ``d`` independent bits, bit ``x`` is 1 w.p.
+    ``p1``, every other bit w.p. ``q``. ``eps0 = log(p1 (1 - q) / ((1 - p1) q))``."""
+
+    symmetric = True
+    p1: float
+    q: float
+    MAX_MATRIX_D = 14
+
+    def __init__(self, eps0: float, d: int | None = None):
+        self.eps0 = V.eps0_value(eps0)
+        self.d = None if d is None else V.int_at_least("d", d, 2)
+        self.finite = self.d is not None
+        self._set_probs()
+
+    def _set_probs(self) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _r(self, bit: int) -> float:
+        """Ratio ``R(x)(y) / base(y)`` as a function of the bit ``y_x``."""
+        return self.p1 / self.q if bit else (1 - self.p1) / (1 - self.q)
+
+    def matrix(self) -> np.ndarray:
+        if self.d is None:
+            return super().matrix()
+        if self.d > self.MAX_MATRIX_D:
+            raise ParameterError(f"d = {self.d} too large for an explicit 2^d matrix "
+                                 f"(max {self.MAX_MATRIX_D}); the closed forms need no matrix")
+        d = self.d
+        Y = np.array(list(itertools.product([0, 1], repeat=d)), dtype=float)  # 2^d x d
+        base = np.prod(np.where(Y == 1, self.q, 1 - self.q), axis=1)
+        M = np.empty((d, Y.shape[0]))
+        for x in range(d):
+            M[x] = base * np.where(Y[:, x] == 1, self.p1 / self.q,
+                                   (1 - self.p1) / (1 - self.q))
+        return M
+
+    def gparv_laws(self) -> list[GPARV]:
+        r1, r0 = self._r(1), self._r(0)
+        q = self.q
+        P0 = {1: q, 0: 1 - q}
+        a_, b_, p_ = [], [], []
+        # blanket c(y) = base(y) * min_x r(y_x); min is r(0) unless every bit of y is 1.
+        if self.d is None:
+            flags = [(0, 1.0)]
+        else:
+            m1 = q ** (self.d - 2)
+            flags = [(0, 1.0 - m1), (1, m1)]
+        for u in (0, 1):
+            for w in (0, 1):
+                for all_ones_rest, mass in flags:
+                    if mass <= 0:
+                        continue
+                    rmin = r1 if (u == 1 and w == 1 and all_ones_rest) else r0
+                    a_.append(self._r(u) / rmin)
+                    b_.append(self._r(w) / rmin)
+                    p_.append(P0[u] * P0[w] * mass * rmin)
+        form = "Table 1" if self.d is None else f"d={self.d}"
+        return [GPARV(a_, b_, p_, self.eps0, f"{self.name} ({form}), eps0={self.eps0:g}")]
+
+    def lower_laws(self, pair=None) -> list[GPARV]:
+        if self.d is not None and self.d < 3:
+            raise ParameterError("the Theorem 5 lower bound needs d >= 3")
+        q, p1 = self.q, self.p1
+        a_, b_, p_ = [], [], []
+        for u0, u1, u2 in itertools.product((0, 1), repeat=3):
+            prob = ((q if u0 else 1 - q) * (q if u1 else 1 - q) * (p1 if u2 else 1 - p1))
+            a_.append(self._r(u0) / self._r(u2))
+            b_.append(self._r(u1) / self._r(u2))
+            p_.append(prob)
+        return [GPARV(a_, b_, p_, self.eps0, f"{self.name} Theorem 5, eps0={self.eps0:g}")]
+
+    def describe(self) -> str:
+        form = "Table 1 large-domain row" if self.d is None else f"d={self.d}"
+        return f"{self.name} ({form}, eps0={self.eps0:g})"
+
+
+class RAPPOR(_UnaryEncoding):
+    """Basic one-time RAPPOR (Erlingsson et al. 2014): every bit flipped w.p. ``1/(e^(eps0/2)+1)``."""
+
+    name = "RAPPOR"
+
+    def _set_probs(self) -> None:
+        h = math.exp(self.eps0 / 2)
+        self.p1 = h / (h + 1)
+        self.q = 1 / (h + 1)
+
+
+class OUE(_UnaryEncoding):
+    """Optimized unary encoding (Wang et al. 2017): ``p1 = 1/2``, ``q = 1/(e^eps0 + 1)``."""
+
+    name = "OUE"
+
+    def _set_probs(self) -> None:
+        self.p1 = 0.5
+        self.q = 1 / (math.exp(self.eps0) + 1)
+
+
+# ---------------------------------------------------------------------------- local hashing
+class OLH(Mechanism):
+    """Local hashing with ``g`` buckets (Wang et al. 2017); ``g = 2`` is BLH.
+
+    Output ``(h, y)``: ``h`` uniform from the hash family, ``y = h(x)`` w.p.
+    ``e^eps0/(e^eps0 + g - 1)``, each other bucket w.p. ``1/(e^eps0 + g - 1)``.
+    Large-domain form (``d=None``): hash values of distinct inputs are independent and
+    uniform and no hash is constant (Table 1's BLH row for ``g = 2``). Finite form: the full
+    family of all ``g^d`` functions ``[d] -> [g]``, whose constant functions enlarge the blanket.
+    """
+
+    symmetric = True
+    MAX_MATRIX_COLS = 200_000
+
+    def __init__(self, eps0: float, g: int = 2, d: int | None = None):
+        self.eps0 = V.eps0_value(eps0)
+        self.g = V.int_at_least("g", g, 2)
+        self.d = None if d is None else V.int_at_least("d", d, 2)
+        self.finite = self.d is not None
+        self.name = "BLH" if self.g == 2 else f"OLH(g={self.g})"
+
+    def matrix(self) -> np.ndarray:
+        if self.d is None:
+            return super().matrix()
+        g, d = self.g, self.d
+        ncols = g ** d * g
+        if ncols > self.MAX_MATRIX_COLS:
+            raise ParameterError(f"g^d * g = {ncols} outputs is too many for an explicit matrix")
+        e0 = math.exp(self.eps0)
+        H = np.array(list(itertools.product(range(g), repeat=d)))   # g^d x d
+        M = np.empty((d, H.shape[0], g))
+        for x in range(d):
+            hit = H[:, x][:, None] == np.arange(g)[None, :]
+            M[x] = np.where(hit, e0, 1.0) / (e0 + g - 1) / H.shape[0]
+        return M.reshape(d, -1)
+
+    def gparv_laws(self) -> list[GPARV]:
+        e0, g = math.exp(self.eps0), self.g
+        Z = e0 + g - 1
+        if self.d is None:
+            gam = g / Z
+            probs = {(1, 1): 1 / g**2, (1, 0): (g - 1) / g**2, (0, 1): (g - 1) / g**2,
+                     (0, 0): (g - 1) ** 2 / g**2}
+            a_ = [e0 if u else 1.0 for (u, w) in probs]
+            b_ = [e0 if w else 1.0 for (u, w) in probs]
+            p_ = [gam * v for v in probs.values()]
+            label = f"{self.name} (Table 1), eps0={self.eps0:g}"
+        else:
+            d = self.d
+            # counts of (h, y) pairs over g^(d+1), split by (u, w, constant)
+            tot = float(g) ** (d + 1)
+            n11 = float(g) ** (d - 1)
+            cnt = {(1, 1, 0): n11 - g, (1, 1, 1): float(g),
+                   (1, 0, 0): (g - 1) * n11, (0, 1, 0): (g - 1) * n11,
+                   (0, 0, 0): (g - 1) ** 2 * n11}
+            a_, b_, p_ = [], [], []
+            for (u, w, const), c in cnt.items():
+                if c <= 0:
+                    continue
+                if const:
+                    a_.append(1.0), b_.append(1.0), p_.append(c / tot * g * e0 / Z)
+                else:
+                    a_.append(e0 if u else 1.0), b_.append(e0 if w else 1.0)
+                    p_.append(c / tot * g / Z)
+            label = f"{self.name} (d={d}), eps0={self.eps0:g}"
+        return [GPARV(a_, b_, p_, self.eps0, label)]
+
+    def lower_laws(self, pair=None) -> list[GPARV]:
+        if self.d is not None and self.d < 3:
+            raise ParameterError("the Theorem 5 lower bound needs d >= 3")
+        e0, g = math.exp(self.eps0), self.g
+        Z = e0 + g - 1
+        f = {1: e0, 0: 1.0}
+        a_, b_, p_ = [], [], []
+        for u0, u1, u2 in itertools.product((0, 1), repeat=3):
+            pu2 = e0 / Z if u2 else (g - 1) / Z
+            pu0 = 1 / g if u0 else (g - 1) / g
+            pu1 = 1 / g if u1 else (g - 1) / g
+            a_.append(f[u0] / f[u2]), b_.append(f[u1] / f[u2]), p_.append(pu0 * pu1 * pu2)
+        return [GPARV(a_, b_, p_, self.eps0, f"{self.name} Theorem 5, eps0={self.eps0:g}")]
+
+    def describe(self) -> str:
+        form = "Table 1 large-domain row" if self.d is None else f"d={self.d}"
+        return f"{self.name} ({form}, eps0={self.eps0:g})"
+
+
+def BLH(eps0: float, d: int | None = None) -> OLH:
+    """Binary local hashing (Wang et al. 2017): :class:`OLH` with ``g = 2``."""
+    return OLH(eps0, g=2, d=d)
+
+
+# ---------------------------------------------------------------------------- Hadamard
+class HadamardResponse(Mechanism):
+    """Hadamard response (Acharya et al. 2019).
+
+    Input ``x`` in ``[d]`` uses row ``x + 1`` of the ``K x K`` Sylvester Hadamard matrix,
+    ``K = 2^ceil(log2(d + 1))``; ``C_x = {j : H[x+1, j] = +1}`` (size ``K/2``). Output ``j`` is
+    uniform on ``C_x`` w.p. ``e^eps0/(e^eps0 + 1)``, else uniform on its complement.
+    Large-domain form (``d=None``): Table 1's HR row (same as BLH): pairwise-independent sets
+    and no column shared by every input. The finite form includes column 0 (all ones), which
+    belongs to every ``C_x`` and enlarges the blanket.
+    """
+
+    MAX_K = 4096
+
+    def __init__(self, eps0: float, d: int | None = None):
+        self.eps0 = V.eps0_value(eps0)
+        self.d = None if d is None else V.int_at_least("d", d, 2)
+        self.finite = self.d is not None
+        self.symmetric = self.d is None
+        self.name = "HR"
+
+    @property
+    def K(self) -> int:
+        """Hadamard size ``2^ceil(log2(d + 1))``."""
+        if self.d is None:
+            raise ParameterError("K is defined only for a finite domain size d")
+        return 1 << int(math.ceil(math.log2(self.d + 1)))
+
+    def matrix(self) -> np.ndarray:
+        if self.d is None:
+            return super().matrix()
+        K = self.K
+        if K > self.MAX_K:
+            raise ParameterError(f"K = {K} too large for an explicit matrix (max {self.MAX_K})")
+        H = np.array([[1]])
+        while H.shape[0] < K:
+            H = np.block([[H, H], [H, -H]])
+        e0 = math.exp(self.eps0)
+        rows = H[1:self.d + 1]
+        return np.where(rows == 1, e0, 1.0) * 2 / (K * (e0 + 1))
+
+    def gparv_laws(self) -> list[GPARV]:
+        if self.d is not None:
+            return super().gparv_laws()
+        e0 = math.exp(self.eps0)
+        p = 1 / (2 * (e0 + 1))
+        return [GPARV([1.0, e0, 1.0, e0], [1.0, 1.0, e0, e0], [p, p, p, p], self.eps0,
+                      f"HR (Table 1), eps0={self.eps0:g}")]
+
+    def lower_laws(self, pair=None) -> list[GPARV]:
+        if self.d is not None:
+            return super().lower_laws(pair)
+        e0 = math.exp(self.eps0)
+        f = {1: e0, 0: 1.0}
+        a_, b_, p_ = [], [], []
+        for u0, u1, u2 in itertools.product((0, 1), repeat=3):
+            pu2 = e0 / (e0 + 1) if u2 else 1 / (e0 + 1)
+            a_.append(f[u0] / f[u2]), b_.append(f[u1] / f[u2]), p_.append(0.25 * pu2)
+        return [GPARV(a_, b_, p_, self.eps0, f"HR Theorem 5, eps0={self.eps0:g}")]
+
+    def describe(self) -> str:
+        form = "Table 1 large-domain row" if self.d is None else f"d={self.d}, K={self.K}"
+        return f"HR ({form}, eps0={self.eps0:g})"
