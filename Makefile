@@ -1,0 +1,78 @@
+# amp: library + Jupyter Book. All targets work offline except for PyPI, Debian apt and npm.
+#
+#   make book    venv + offline assets + full book build (warnings are errors) -> _build/html
+#   make test    THE test command (CI runs it via .ci/run): unit tests, notebook tests (nbval),
+#                from-scratch book build, browser check of every page of _build/html
+#   make live    serve the book's notebooks with a live kernel (Voila) on 127.0.0.1:$(LIVE_PORT)
+#   make venv    only create/update .venv (idempotent; a stamp file makes it instant when done)
+#   make assets  only fetch the ipywidgets loader into book/_static/widgets (gitignored)
+#   make clean   remove _build and artifacts (keeps .venv)
+
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+.DELETE_ON_ERROR:
+
+PYTHON    ?= python3
+VENV      ?= .venv
+BIN       := $(VENV)/bin
+STAMP     := $(VENV)/.amp-installed
+LIVE_STAMP:= $(VENV)/.amp-live-installed
+WIDGETS   := book/_static/widgets/embed.js
+LIVE_PORT ?= 8866
+JB_FLAGS  ?= -W -n --keep-going --all
+
+.PHONY: help venv assets book book-clean test live clean
+
+help:
+	@sed -n '3,10p' Makefile | sed 's/^# \{0,1\}//'
+
+# -------------------------------------------------------------------------- environment
+# Re-run when requirements or the package metadata change; otherwise the stamp makes it a no-op.
+$(STAMP): requirements.txt pyproject.toml
+	@test -x $(BIN)/python || { echo ">> creating $(VENV)"; $(PYTHON) -m venv $(VENV); }
+	@echo ">> installing requirements.txt and amp (editable) into $(VENV)"
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e .
+	$(BIN)/python -m pip check
+	@touch $@
+
+venv: $(STAMP)
+
+$(LIVE_STAMP): requirements-live.txt $(STAMP)
+	@echo ">> installing requirements-live.txt into $(VENV)"
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt -r requirements-live.txt
+	$(BIN)/python -m pip check
+	@touch $@
+
+# -------------------------------------------------------------------------- offline assets
+$(WIDGETS): scripts/fetch_widgets.sh
+	scripts/fetch_widgets.sh book/_static/widgets
+	@touch $@
+
+assets: $(WIDGETS)
+
+# -------------------------------------------------------------------------- book
+book: $(STAMP) $(WIDGETS)
+	@echo ">> building the book: jupyter-book build . $(JB_FLAGS)"
+	$(BIN)/jupyter-book build . $(JB_FLAGS)
+	@echo ">> book: $(CURDIR)/_build/html/index.html"
+
+# From scratch: no execution cache, no doctrees, no stale pages.
+book-clean: $(STAMP) $(WIDGETS)
+	rm -rf _build
+	$(MAKE) --no-print-directory book
+
+# -------------------------------------------------------------------------- tests
+test:
+	scripts/run_tests.sh
+
+# -------------------------------------------------------------------------- live
+live: $(LIVE_STAMP)
+	@echo ">> serving book/ with a live kernel: http://127.0.0.1:$(LIVE_PORT)/  (Ctrl-C to stop)"
+	@echo ">> open a chapter, e.g. http://127.0.0.1:$(LIVE_PORT)/voila/render/01_introduction.ipynb"
+	$(BIN)/voila book/ --no-browser --port=$(LIVE_PORT) --Voila.ip=127.0.0.1 \
+		--strip_sources=False --show_tracebacks=True
+
+clean:
+	rm -rf _build artifacts

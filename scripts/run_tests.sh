@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# The body of `make test` (the project's one test command; .ci/run runs `make test`).
+#
+# Steps, in this order (each one timed; a failing step does not hide the others, except that the
+# browser check needs the build):
+#   1. env      .venv from requirements.txt + `pip install -e .` (stamp: instant when done),
+#               ipywidgets loader for the offline site (make venv assets)
+#   2. chromium Debian chromium for the browser check (apt-get install, only if missing)
+#   3. unit     pytest tests (pyproject addopts: -m 'not slow'); the browser test is left to step 6
+#   4. nbval    pytest --nbval-lax book/ (every notebook runs top to bottom; "no notebooks" is ok)
+#   5. book     from scratch: rm -rf _build; jupyter-book build . -W -n --keep-going --all
+#   6. browser  pytest tests/test_browser.py against _build/html (AMP_REQUIRE_SITE=1: a missing
+#               site or browser fails)
+# Logs: artifacts/logs/<step>.log; screenshots: artifacts/screenshots/.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+BIN="$ROOT/.venv/bin"
+LOGS="$ROOT/artifacts/logs"
+mkdir -p "$LOGS"
+export PYTHONDONTWRITEBYTECODE=1
+export MPLBACKEND=Agg
+
+declare -a NAMES=() STATUS=() TIMES=()
+FAILED=0
+T0=$(date +%s)
+
+# run_step NAME COMMAND...: run, tee the output to artifacts/logs/NAME.log, record status/time.
+run_step() {
+  local name=$1; shift
+  local start end rc
+  echo
+  echo "=================================================================== [$name]"
+  echo "+ $*"
+  start=$(date +%s)
+  set +e
+  "$@" 2>&1 | tee "$LOGS/$name.log"
+  rc=${PIPESTATUS[0]}
+  set -e
+  end=$(date +%s)
+  NAMES+=("$name"); TIMES+=("$((end - start))")
+  if [[ $rc -eq 0 ]]; then
+    STATUS+=("ok")
+  else
+    STATUS+=("FAILED (exit $rc)"); FAILED=1
+  fi
+  return 0
+}
+
+skip_step() {
+  NAMES+=("$1"); TIMES+=("0"); STATUS+=("NOT RUN ($2)"); FAILED=1
+}
+
+last_ok() { [[ ${STATUS[${#STATUS[@]}-1]} == ok* ]]; }
+
+ensure_chromium() {
+  if [[ -x /usr/bin/chromium ]]; then
+    /usr/bin/chromium --version 2>/dev/null || true
+    return 0
+  fi
+  local sudo=""
+  [[ $(id -u) -eq 0 ]] || sudo="sudo"
+  $sudo apt-get update
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y chromium
+  /usr/bin/chromium --version
+}
+
+unit_tests() {
+  local rc=0
+  "$BIN/python" -m pytest tests --ignore=tests/test_browser.py -p no:cacheprovider || rc=$?
+  if [[ $rc -eq 5 ]]; then
+    echo "WARNING: no unit tests collected under tests/ (pytest exit 5)"
+    return 0
+  fi
+  return $rc
+}
+
+nbval_book() {
+  local rc=0
+  "$BIN/python" -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider book/ || rc=$?
+  if [[ $rc -eq 5 ]]; then
+    echo "nbval: no notebooks under book/ (pytest exit 5), nothing to check"
+    return 0
+  fi
+  return $rc
+}
+
+run_step env make --no-print-directory venv assets
+if last_ok; then
+  run_step chromium ensure_chromium
+  run_step unit unit_tests
+  run_step nbval nbval_book
+  run_step book make --no-print-directory book-clean
+  if last_ok; then
+    run_step browser env AMP_REQUIRE_SITE=1 AMP_SITE_DIR="$ROOT/_build/html" \
+      AMP_SCREENSHOT_DIR="$ROOT/artifacts/screenshots" \
+      "$BIN/python" -m pytest tests/test_browser.py -p no:cacheprovider -v
+  else
+    skip_step browser "the book did not build"
+  fi
+else
+  for s in chromium unit nbval book browser; do skip_step "$s" "no environment"; done
+fi
+
+TOTAL=$(( $(date +%s) - T0 ))
+echo
+echo "=================================================================== summary"
+for i in "${!NAMES[@]}"; do
+  printf '  %-9s %-28s %5ss\n' "${NAMES[$i]}" "${STATUS[$i]}" "${TIMES[$i]}"
+done
+printf '  %-9s %-28s %5ss\n' "total" "" "$TOTAL"
+echo "  logs: artifacts/logs/   screenshots: artifacts/screenshots/   site: _build/html/"
+if [[ $FAILED -ne 0 ]]; then
+  echo "make test: FAILED"
+  exit 1
+fi
+echo "make test: all steps passed"

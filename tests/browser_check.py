@@ -1,0 +1,360 @@
+"""Offline browser check of the built book (``_build/html``), used by ``tests/test_browser.py``.
+
+Serves the site on ``127.0.0.1`` (``http.server`` in a thread, free port) and opens every HTML
+page in Debian's Chromium driven by Playwright (``executable_path=/usr/bin/chromium``; never
+``playwright install``). A page fails on
+
+* a console error or an uncaught page error;
+* a failed request, or a response with HTTP status >= 400;
+* any request to a host other than the local server (it is aborted and reported);
+* unrendered math: a page whose HTML contains math must contain ``mjx-container`` elements, and no
+  raw TeX delimiters (``$$``, ``\\(``, ``\\[``) may remain in visible text outside code;
+* an image with ``naturalWidth == 0``.
+
+A static check (:func:`static_url_problems`) reads every HTML file: a ``src``/``href`` of a
+``script``, ``link``, ``img``, ``iframe``, ``source``, ``video``, ``audio``, ``embed`` or ``object``
+element must be local. Plain ``<a href>`` links to other hosts are allowed only for the hosts in
+:data:`ALLOWED_ANCHOR_HOSTS` (the DOI links of the bibliography) and are listed in the report.
+
+Run directly for a human-readable report::
+
+    .venv/bin/python tests/browser_check.py _build/html --screenshots artifacts/screenshots
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import functools
+import http.server
+import re
+import socketserver
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Iterator
+from urllib.parse import urlsplit
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
+]
+#: Hosts that plain ``<a href>`` links (never loaded by the page) may point to.
+ALLOWED_ANCHOR_HOSTS = frozenset({"doi.org"})
+#: Pages screenshotted by default (relative to the site root), when they exist.
+DEFAULT_SCREENSHOTS = ("book/intro.html", "book/01_introduction.html", "book/references.html")
+PAGE_TIMEOUT_MS = 30_000
+#: "$...$" holding a TeX command, sub/superscript or brace: math MathJax did not typeset.
+_RAW_DOLLAR_TEX = re.compile(r"\$[^$\n]{0,200}?[\\^_{}][^$\n]{0,200}?\$")
+
+# Visible text outside code, scripts and rendered math (runs in the page).
+_VISIBLE_TEXT_JS = """
+() => {
+  const skip = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'PRE', 'CODE', 'TEXTAREA',
+                        'MJX-CONTAINER', 'MJX-ASSISTIVE-MML', 'TEMPLATE']);
+  const out = [];
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    let el = n.parentElement, hidden = false;
+    while (el) {
+      if (skip.has(el.tagName)) { hidden = true; break; }
+      el = el.parentElement;
+    }
+    if (!hidden) out.push(n.textContent);
+  }
+  return out.join(' ');
+}
+"""
+
+_IMAGES_JS = """
+async () => {
+  const imgs = Array.from(document.images);
+  for (const img of imgs) {
+    img.loading = 'eager';
+    try { await img.decode(); } catch (e) { /* reported below */ }
+  }
+  return imgs.map(img => ({src: img.currentSrc || img.src, width: img.naturalWidth}));
+}
+"""
+
+_MATHJAX_READY_JS = """
+async () => {
+  const mj = window.MathJax;
+  if (mj && mj.startup && mj.startup.promise) { await mj.startup.promise; }
+  if (mj && typeof mj.typesetPromise === 'function') { await mj.typesetPromise(); }
+  return document.querySelectorAll('mjx-container').length;
+}
+"""
+
+
+# ----------------------------------------------------------------------------- result types
+@dataclass
+class PageReport:
+    """What happened when one page was opened."""
+
+    path: str
+    console_errors: list[str] = field(default_factory=list)
+    console_warnings: list[str] = field(default_factory=list)
+    page_errors: list[str] = field(default_factory=list)
+    failed_requests: list[str] = field(default_factory=list)
+    external_requests: list[str] = field(default_factory=list)
+    math_problems: list[str] = field(default_factory=list)
+    broken_images: list[str] = field(default_factory=list)
+    mjx_count: int = 0
+    requests: int = 0
+    seconds: float = 0.0
+    screenshot: str | None = None
+
+    @property
+    def problems(self) -> list[str]:
+        out = []
+        for label, items in (("console error", self.console_errors),
+                             ("page error", self.page_errors),
+                             ("failed request", self.failed_requests),
+                             ("non-local request", self.external_requests),
+                             ("math", self.math_problems),
+                             ("broken image", self.broken_images)):
+            out += [f"{label}: {item}" for item in items]
+        return out
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+# ----------------------------------------------------------------------------- static check
+class _UrlCollector(HTMLParser):
+    LOADED = {"script": "src", "img": "src", "iframe": "src", "source": "src", "video": "src",
+              "audio": "src", "embed": "src", "track": "src", "object": "data", "link": "href"}
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.loaded: list[tuple[str, str]] = []
+        self.anchors: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = {k: v or "" for k, v in attrs}
+        if tag in self.LOADED and a.get(self.LOADED[tag]):
+            self.loaded.append((tag, a[self.LOADED[tag]]))
+        if tag in ("img", "source") and a.get("srcset"):
+            self.loaded += [(tag, part.strip().split(" ")[0])
+                            for part in a["srcset"].split(",") if part.strip()]
+        if tag == "a" and a.get("href"):
+            self.anchors.append(a["href"])
+
+
+def _is_remote(url: str) -> bool:
+    return url.strip().lower().startswith(("http://", "https://", "//"))
+
+
+def static_url_problems(site: Path) -> tuple[list[str], list[str]]:
+    """Scan every HTML file of ``site``.
+
+    Returns ``(problems, external_anchors)``: ``problems`` lists loaded resources (script, link,
+    img, ...) that are not local and anchors to hosts outside :data:`ALLOWED_ANCHOR_HOSTS`;
+    ``external_anchors`` lists every allowed external anchor, for the report.
+    """
+    problems: list[str] = []
+    anchors: list[str] = []
+    for html in sorted(site.rglob("*.html")):
+        rel = html.relative_to(site).as_posix()
+        parser = _UrlCollector()
+        parser.feed(html.read_text(encoding="utf-8", errors="replace"))
+        for tag, url in parser.loaded:
+            if _is_remote(url):
+                problems.append(f"{rel}: <{tag}> loads {url}")
+        for url in parser.anchors:
+            if _is_remote(url):
+                host = urlsplit(url if not url.startswith("//") else "http:" + url).hostname
+                if host in ALLOWED_ANCHOR_HOSTS:
+                    anchors.append(f"{rel}: {url}")
+                else:
+                    problems.append(f"{rel}: <a href> to a non-allowed host: {url}")
+    return problems, anchors
+
+
+def html_pages(site: Path) -> list[str]:
+    """Every HTML page of the site, as paths relative to ``site`` (sorted)."""
+    return sorted(p.relative_to(site).as_posix() for p in site.rglob("*.html")
+                  if "_static" not in p.relative_to(site).parts)
+
+
+# ----------------------------------------------------------------------------- server
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+        pass
+
+
+class _Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+@contextlib.contextmanager
+def serve(site: Path) -> Iterator[str]:
+    """Serve ``site`` on 127.0.0.1 at a free port; yield the base URL."""
+    handler = functools.partial(_QuietHandler, directory=str(site))
+    server = _Server(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+# ----------------------------------------------------------------------------- browser
+class SiteChecker:
+    """Open pages of a served site in Chromium and record what goes wrong.
+
+    Use as a context manager: ``with SiteChecker(site) as checker: checker.check("index.html")``.
+    """
+
+    def __init__(self, site: Path, screenshot_dir: Path | None = None,
+                 executable: str = CHROMIUM) -> None:
+        self.site = Path(site)
+        self.screenshot_dir = Path(screenshot_dir) if screenshot_dir else None
+        self.executable = executable
+        self._stack = contextlib.ExitStack()
+
+    def __enter__(self) -> "SiteChecker":
+        from playwright.sync_api import sync_playwright
+
+        if not Path(self.executable).exists():
+            raise FileNotFoundError(f"{self.executable} not found "
+                                    "(apt-get update && apt-get install -y chromium)")
+        self.base = self._stack.enter_context(serve(self.site))
+        self.origin = self.base.rstrip("/")
+        pw = self._stack.enter_context(sync_playwright())
+        self.browser = pw.chromium.launch(executable_path=self.executable, args=CHROMIUM_ARGS,
+                                          headless=True)
+        self._stack.callback(self.browser.close)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stack.close()
+
+    def check(self, path: str, screenshot: bool = False) -> PageReport:
+        report = PageReport(path)
+        start = time.perf_counter()
+        context = self.browser.new_context(viewport={"width": 1280, "height": 900},
+                                           service_workers="block")
+        page = context.new_page()
+        page.set_default_timeout(PAGE_TIMEOUT_MS)
+        local = ("data:", "blob:", "about:")
+
+        def route(r) -> None:
+            url = r.request.url
+            if url.startswith(self.origin + "/") or url.startswith(local):
+                r.continue_()
+            else:
+                report.external_requests.append(url)
+                r.abort()
+
+        def on_console(msg) -> None:
+            loc = msg.location or {}
+            where = f" ({loc.get('url', '')}:{loc.get('lineNumber', '')})" if loc else ""
+            if msg.type == "error":
+                report.console_errors.append(msg.text + where)
+            elif msg.type == "warning":
+                report.console_warnings.append(msg.text + where)
+
+        def on_response(resp) -> None:
+            if resp.status >= 400:
+                report.failed_requests.append(f"HTTP {resp.status} {resp.url}")
+
+        def on_failed(req) -> None:
+            if req.url in report.external_requests:
+                return  # aborted by us, already reported
+            report.failed_requests.append(f"{req.failure} {req.url}")
+
+        def on_request(req) -> None:
+            report.requests += 1
+
+        page.route("**/*", route)
+        page.on("console", on_console)
+        page.on("pageerror", lambda err: report.page_errors.append(str(err)))
+        page.on("response", on_response)
+        page.on("requestfailed", on_failed)
+        page.on("request", on_request)
+        try:
+            page.goto(self.base + path, wait_until="load")
+            try:
+                page.wait_for_load_state("networkidle", timeout=10_000)
+            except Exception:  # pragma: no cover - slow page; the checks below still run
+                pass
+            source = (self.site / path).read_text(encoding="utf-8", errors="replace")
+            body = source.split("<body", 1)[-1]
+            report.mjx_count = int(page.evaluate(_MATHJAX_READY_JS))
+            if _has_math(body) and report.mjx_count == 0:
+                report.math_problems.append("page has math but no mjx-container "
+                                            "(MathJax did not run)")
+            text = page.evaluate(_VISIBLE_TEXT_JS)
+            for delim in ("$$", "\\(", "\\)", "\\[", "\\]", "\\begin{"):
+                if delim in text:
+                    i = text.index(delim)
+                    report.math_problems.append(
+                        f"raw TeX {delim!r} visible: ...{text[max(0, i - 40):i + 40]!r}...")
+            m = _RAW_DOLLAR_TEX.search(text)
+            if m:
+                report.math_problems.append(f"raw TeX {m.group(0)!r} visible (not typeset)")
+            for img in page.evaluate(_IMAGES_JS):
+                if not img["width"]:
+                    report.broken_images.append(img["src"])
+            page.wait_for_timeout(300)  # late console errors (widgets render on load)
+            if screenshot and self.screenshot_dir is not None:
+                self.screenshot_dir.mkdir(parents=True, exist_ok=True)
+                out = self.screenshot_dir / (path.replace("/", "__").removesuffix(".html")
+                                             + ".png")
+                page.screenshot(path=str(out), full_page=True)
+                report.screenshot = str(out)
+        except Exception as exc:  # navigation/evaluation failure is a page error
+            report.page_errors.append(f"{type(exc).__name__}: {exc}")
+        finally:
+            context.close()
+        report.seconds = time.perf_counter() - start
+        return report
+
+
+def _has_math(body: str) -> bool:
+    """True when the page body holds math for MathJax (Sphinx wraps it in ``math`` classes)."""
+    return bool(re.search(r'class="[^"]*\bmath\b[^"]*"', body))
+
+
+# ----------------------------------------------------------------------------- CLI
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("site", nargs="?", default="_build/html", type=Path)
+    ap.add_argument("--screenshots", type=Path, default=Path("artifacts/screenshots"))
+    args = ap.parse_args(argv)
+    if not (args.site / "index.html").is_file():
+        print(f"error: no built site at {args.site} (run `make book`)", file=sys.stderr)
+        return 2
+    problems, anchors = static_url_problems(args.site)
+    bad = len(problems)
+    for p in problems:
+        print(f"STATIC  {p}")
+    for a in anchors:
+        print(f"anchor  {a}")
+    with SiteChecker(args.site, args.screenshots) as checker:
+        for path in html_pages(args.site):
+            r = checker.check(path, screenshot=path in DEFAULT_SCREENSHOTS)
+            status = "ok  " if r.ok else "FAIL"
+            print(f"{status}  {path}  ({r.seconds:.1f}s, {r.requests} requests, "
+                  f"{r.mjx_count} math)" + (f"  -> {r.screenshot}" if r.screenshot else ""))
+            for p in r.problems:
+                print(f"        {p}")
+            for w in r.console_warnings:
+                print(f"        (console warning) {w}")
+            bad += len(r.problems)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
