@@ -1,0 +1,251 @@
+"""Command line: ``python -m amp {delta,epsilon,eps0} ...``.
+
+Contract (other tools rely on it)::
+
+    python -m amp delta   --mechanism M [opts] --n N --eps E   [--bound B] [--json]
+    python -m amp epsilon --mechanism M [opts] --n N --delta D [--bound B] [--json]
+    python -m amp eps0    --mechanism M [opts] --n N --eps E --delta D [--json]
+    M: krr (--k K) | rappor | oue | blh | olh (--g G) | hadamard  [--eps0 X] [--d D]
+       matrix (--matrix FILE: .csv, .npy or .json; eps0 comes from the matrix)
+    --joint J: J identical components of the chosen mechanism, each with eps0/J
+
+Without ``--json`` a readable answer is printed; with it, one JSON object with the inputs,
+``"value"`` (the number to use) and ``"bracket": [lo, hi]`` enclosing the exact value of the
+selected bound. Bad input exits with code 2 and one line on stderr; no traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+
+from . import bounds as B
+from .errors import AmpError, NumericalError, ParameterError
+from .mechanisms import KRR, OLH, OUE, RAPPOR, HadamardResponse, MatrixMechanism, Mechanism
+
+MECHANISMS = ("krr", "rappor", "oue", "blh", "olh", "hadamard", "matrix")
+CORE_BOUNDS = ("upper", "lower")
+BASELINE_BOUNDS = ("clone", "clone-closed", "hoeffding", "bennett", "stronger-clone")
+PROGRESS_AFTER = 2.0   # seconds before progress lines appear on stderr
+
+
+class _UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, exit 2 (no usage dump)
+        raise _UsageError(message)
+
+
+def _positive_int(name: str) -> Callable[[str], int]:
+    def conv(text: str) -> int:
+        try:
+            v = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be an integer, got {text!r}")
+        if not math.isfinite(v) or v != int(v):
+            raise argparse.ArgumentTypeError(f"{name} must be an integer, got {text!r}")
+        return int(v)
+    return conv
+
+
+def _real(name: str) -> Callable[[str], float]:
+    def conv(text: str) -> float:
+        try:
+            v = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a number, got {text!r}")
+        return v
+    return conv
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (exposed for tests and docs)."""
+    p = _Parser(prog="python -m amp",
+                description="Certified privacy amplification by shuffling (optimal blanket "
+                            "bounds, Theorem 5 lower bounds and baselines).")
+    sub = p.add_subparsers(dest="command", required=True)
+    specs = {
+        "delta": ("certified delta(eps) of the shuffled mechanism", ("eps",)),
+        "epsilon": ("certified eps(delta): smallest eps whose bound is <= delta", ("delta",)),
+        "eps0": ("largest local eps0 whose certified guarantee meets (eps, delta)",
+                 ("eps", "delta")),
+    }
+    for name, (help_text, needs) in specs.items():
+        s = sub.add_parser(name, help=help_text, description=help_text)
+        s.add_argument("--mechanism", "-m", required=True, metavar="M",
+                       help="|".join(MECHANISMS))
+        s.add_argument("--k", type=_positive_int("k"), help="k-RR domain size")
+        s.add_argument("--g", type=_positive_int("g"), help="OLH number of buckets")
+        s.add_argument("--d", type=_positive_int("d"),
+                       help="domain size: exact finite mechanism instead of the Table 1 row")
+        s.add_argument("--matrix", metavar="FILE", help="randomizer matrix (.csv/.npy/.json)")
+        s.add_argument("--joint", type=_positive_int("joint"), default=None,
+                       help="J identical components, each with eps0/J (Section 6)")
+        s.add_argument("--n", type=_positive_int("n"), required=True, help="number of users")
+        if name != "eps0":
+            s.add_argument("--eps0", type=_real("eps0"), help="local privacy level")
+        if "eps" in needs:
+            s.add_argument("--eps", type=_real("eps"), required=True, help="central eps")
+        if "delta" in needs:
+            s.add_argument("--delta", type=_real("delta"), required=True, help="target delta")
+        if name != "eps0":
+            s.add_argument("--bound", default="upper",
+                           help="upper (default) | lower (Theorem 5) | "
+                                + " | ".join(BASELINE_BOUNDS))
+        s.add_argument("--rel-tol", type=_real("rel-tol"), default=None,
+                       help="relative width of the certified bracket")
+        s.add_argument("--json", action="store_true", help="print one JSON object")
+        s.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    return p
+
+
+# ----------------------------------------------------------------------------- mechanisms
+def load_matrix(path: str) -> np.ndarray:
+    """Read a randomizer matrix from ``.csv``, ``.npy`` or ``.json`` (list of rows)."""
+    f = Path(path)
+    if not f.is_file():
+        raise ParameterError(f"matrix: cannot read file {path!r}")
+    try:
+        if f.suffix == ".npy":
+            return np.load(f, allow_pickle=False)
+        if f.suffix == ".json":
+            return np.array(json.loads(f.read_text()), dtype=float)
+        if f.suffix in (".csv", ".txt"):
+            return np.loadtxt(f, delimiter=",", ndmin=2)
+    except Exception as exc:  # noqa: BLE001 - reported as one line
+        raise ParameterError(f"matrix: cannot parse {path!r}: {exc}") from None
+    raise ParameterError(f"matrix: unsupported file type {f.suffix!r} (use .csv, .npy, .json)")
+
+
+def mechanism_factory(args: argparse.Namespace) -> Callable[[float], Mechanism]:
+    """``eps0 -> Mechanism`` for the parsed options (matrix: eps0 is ignored)."""
+    m = args.mechanism.lower()
+    if m not in MECHANISMS:
+        raise ParameterError(f"mechanism must be one of {', '.join(MECHANISMS)}, got {m!r}")
+    for opt, allowed in (("k", ("krr",)), ("g", ("olh",)), ("matrix", ("matrix",)),
+                         ("d", ("rappor", "oue", "blh", "olh", "hadamard"))):
+        if getattr(args, opt) is not None and m not in allowed:
+            raise ParameterError(f"--{opt} does not apply to mechanism {m!r}")
+    if m == "krr" and args.k is None:
+        raise ParameterError("k is required for krr (--k K)")
+    if m == "olh" and args.g is None:
+        raise ParameterError("g is required for olh (--g G)")
+    if m == "matrix":
+        if args.matrix is None:
+            raise ParameterError("matrix is required for mechanism matrix (--matrix FILE)")
+        mech = MatrixMechanism(load_matrix(args.matrix), name=Path(args.matrix).name)
+        return lambda _eps0: mech
+    makers: dict[str, Callable[[float], Mechanism]] = {
+        "krr": lambda e: KRR(args.k, e),
+        "rappor": lambda e: RAPPOR(e, d=args.d),
+        "oue": lambda e: OUE(e, d=args.d),
+        "blh": lambda e: OLH(e, g=2, d=args.d),
+        "olh": lambda e: OLH(e, g=args.g, d=args.d),
+        "hadamard": lambda e: HadamardResponse(e, d=args.d),
+    }
+    base = makers[m]
+    if args.joint is None or args.joint == 1:
+        return base
+    from .joint import JointMechanism  # joint composition (Section 6)
+    J = args.joint
+    return lambda e: JointMechanism([base(e / J) for _ in range(J)])
+
+
+# ----------------------------------------------------------------------------- running
+def _progress_printer(args: argparse.Namespace):
+    if args.quiet or args.json:
+        return None
+    t0 = time.perf_counter()
+
+    def show(line: str) -> None:
+        if time.perf_counter() - t0 >= PROGRESS_AFTER:
+            print(f"[amp] {line}", file=sys.stderr, flush=True)
+    return show
+
+
+def run(args: argparse.Namespace) -> dict:
+    """Execute a parsed command and return the JSON-ready answer."""
+    make = mechanism_factory(args)
+    prog = _progress_printer(args)
+    cmd = args.command
+    if cmd == "eps0":
+        if args.mechanism.lower() == "matrix":
+            raise ParameterError("eps0 calibration needs a mechanism family; a matrix fixes "
+                                 "eps0")
+        kw = {} if args.rel_tol is None else {"rel_tol": args.rel_tol}
+        res = B.calibrate_eps0(make, args.n, args.eps, args.delta, progress=prog, **kw)
+        return res.as_dict()
+    if args.mechanism.lower() != "matrix":
+        if args.eps0 is None:
+            raise ParameterError("eps0 is required (--eps0 X)")
+        mech = make(args.eps0)
+    else:
+        if args.eps0 is not None:
+            raise ParameterError("eps0 comes from the matrix; do not pass --eps0")
+        mech = make(0.0)
+    bound = args.bound
+    if bound in CORE_BOUNDS:
+        kw = {} if args.rel_tol is None else {"rel_tol": args.rel_tol}
+        if cmd == "delta":
+            res = B.delta(mech, args.n, args.eps, bound=bound, **kw)
+        else:
+            res = B.epsilon(mech, args.n, args.delta, bound=bound, progress=prog, **kw)
+        return res.as_dict()
+    if bound in BASELINE_BOUNDS:
+        from .baselines import run_baseline
+        return run_baseline(bound, cmd, mech, args.n,
+                            args.eps if cmd == "delta" else args.delta)
+    raise ParameterError(f"bound must be one of {', '.join(CORE_BOUNDS + BASELINE_BOUNDS)}, "
+                         f"got {bound!r}")
+
+
+def _format(ans: dict) -> str:
+    q = ans["quantity"]
+    lo, hi = ans["bracket"]
+    what = {"delta": "delta", "eps": "eps", "eps0": "largest eps0"}[q]
+    lines = [f"{ans['mechanism']}, n = {ans['n']}, bound: {ans['bound']}"]
+    given = ", ".join(f"{k} = {ans[k]:g}" for k in ("eps", "delta") if k in ans)
+    if given:
+        lines.append(f"given {given}")
+    lines.append(f"{what} = {ans['value']:.6g}   (certified bracket [{lo:.6g}, {hi:.6g}], "
+                 f"method: {ans['method']})")
+    if ans.get("note"):
+        lines.append(ans["note"])
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; returns the process exit code."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        ans = run(args)
+    except _UsageError as exc:
+        print(f"amp: error: {exc}", file=sys.stderr)
+        return 2
+    except ParameterError as exc:
+        print(f"amp: error: {exc}", file=sys.stderr)
+        return 2
+    except NumericalError as exc:
+        print(f"amp: numerical error: {exc}", file=sys.stderr)
+        return 3
+    except (AmpError, OverflowError, MemoryError) as exc:
+        print(f"amp: error: {exc}", file=sys.stderr)
+        return 3
+    except Exception as exc:  # noqa: BLE001 - a bug: still one line, no traceback
+        print(f"amp: internal error ({type(exc).__name__}): {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(ans))
+    else:
+        print(_format(ans))
+    return 0
