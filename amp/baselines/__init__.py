@@ -1,0 +1,92 @@
+"""Baseline bounds on privacy amplification by shuffling (Sections 3, 4 and 7 of the paper).
+
+Registry
+--------
+:data:`BOUNDS` maps a name to a :class:`Bound` with the uniform interface
+
+    bound.delta(source, n, eps)     -> BaselineResult   (eps a float or an array)
+    bound.epsilon(source, n, delta) -> BaselineResult
+
+where ``source`` is ``eps0`` (a float), a :class:`~amp.gparv.GPARV` law or a mechanism.
+Generic bounds (``clone``, ``clone-closed``, ``stronger-clone``) only use ``source.eps0``;
+mechanism-specific bounds (``hoeffding``, ``bennett``) use ``mechanism.gparv_laws()`` and take
+the maximum over the laws (with a float they give the generic Balle et al. bound).
+
+===================  ==================================================================  =====
+name                 bound                                                               valid
+===================  ==================================================================  =====
+``clone``            exact divergence of the standard clone pair (Theorem 3, FMT 2021)   yes
+``clone-closed``     FMT 2021 closed form (authors' code variant; eps0 condition)        yes*
+``hoeffding``        privacy blanket + Hoeffding (Balle et al. 2019)                     yes
+``bennett``          privacy blanket + Bennett (Balle et al. 2019, corrected integral)   yes
+``stronger-clone``   stronger clone claim (Feldman et al. 2023a) -- warns                NO
+===================  ==================================================================  =====
+
+(*) outside its validity condition the closed form certifies nothing and says so
+(``certified=False``). See :mod:`amp.baselines._search` for :class:`BaselineResult`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from ._search import BaselineResult
+from .blanket_bounds import bennett_delta, bennett_epsilon, hoeffding_delta, hoeffding_epsilon
+from .clone import clone_delta, clone_epsilon, closed_form_delta, closed_form_epsilon
+from .general_clone import (GeneralCloneDecomposition, blanket_decomposition,
+                            general_clone_delta, merged_krr_decomposition,
+                            standard_clone_decomposition)
+from .stronger_clone import (StrongerCloneWarning, stronger_clone_claimed_delta,
+                             stronger_clone_claimed_epsilon, stronger_clone_p)
+
+__all__ = [
+    "BOUNDS", "Bound", "BaselineResult",
+    "clone_delta", "clone_epsilon", "closed_form_delta", "closed_form_epsilon",
+    "hoeffding_delta", "hoeffding_epsilon", "bennett_delta", "bennett_epsilon",
+    "GeneralCloneDecomposition", "standard_clone_decomposition", "blanket_decomposition",
+    "merged_krr_decomposition", "general_clone_delta",
+    "StrongerCloneWarning", "stronger_clone_claimed_delta", "stronger_clone_claimed_epsilon",
+    "stronger_clone_p",
+]
+
+
+@dataclass(frozen=True)
+class Bound:
+    """A named baseline with ``delta(source, n, eps)`` and ``epsilon(source, n, delta)``.
+
+    Attributes
+    ----------
+    name : str
+        Registry key (also the CLI's ``--bound`` value).
+    delta, epsilon : callable
+        ``(source, n, eps) -> BaselineResult`` and ``(source, n, delta) -> BaselineResult``.
+    generic : bool
+        True when the bound depends on the randomizer only through ``eps0``.
+    valid : bool
+        False for claimed-but-invalid bounds (the stronger clone).
+    reference : str
+        Source of the bound.
+    """
+
+    name: str
+    delta: Callable[..., BaselineResult]
+    epsilon: Callable[..., BaselineResult]
+    generic: bool
+    valid: bool
+    reference: str
+
+
+BOUNDS: dict[str, Bound] = {
+    "clone": Bound("clone", clone_delta, clone_epsilon, True, True,
+                   "Feldman, McMillan, Talwar, FOCS 2021 (Theorem 3 of the paper)"),
+    "clone-closed": Bound("clone-closed", closed_form_delta, closed_form_epsilon, True, True,
+                          "Feldman, McMillan, Talwar, FOCS 2021, closed form (authors' code)"),
+    "hoeffding": Bound("hoeffding", hoeffding_delta, hoeffding_epsilon, False, True,
+                       "Balle, Bell, Gascon, Nissim, CRYPTO 2019 (Hoeffding)"),
+    "bennett": Bound("bennett", bennett_delta, bennett_epsilon, False, True,
+                     "Balle, Bell, Gascon, Nissim, CRYPTO 2019 (Bennett, corrected integral)"),
+    "stronger-clone": Bound("stronger-clone", stronger_clone_claimed_delta,
+                            stronger_clone_claimed_epsilon, True, False,
+                            "Feldman, McMillan, Talwar, SODA 2023 (claim; flawed, NOT valid)"),
+}

@@ -1,0 +1,168 @@
+"""Privacy blanket bounds with Hoeffding and Bennett (Balle, Bell, Gascon, Nissim 2019)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy.special import gammaln
+
+from amp.baselines import BOUNDS
+from amp.baselines.blanket_bounds import (bennett_delta, bennett_epsilon, hoeffding_delta,
+                                          hoeffding_epsilon, parv_summary)
+from amp.errors import ParameterError
+from amp.exact import delta_enumerate
+from amp.mechanisms import BLH, KRR, OUE, RAPPOR, HadamardResponse, MatrixMechanism
+
+MECHANISMS = {
+    "10-RR": KRR(10, 1.0),
+    "3-RR": KRR(3, 1.0),
+    "RAPPOR": RAPPOR(1.0),
+    "OUE": OUE(1.0),
+    "BLH": BLH(1.0),
+    "HR": HadamardResponse(1.0),
+    "RAPPOR-d4": RAPPOR(1.0, d=4),
+    "OUE-d3": OUE(1.0, d=3),
+    "BLH-d3": BLH(1.0, d=3),
+    "HR-d5": HadamardResponse(1.0, d=5),
+    "matrix": MatrixMechanism([[0.5, 0.3, 0.2], [0.25, 0.45, 0.3], [0.3, 0.3, 0.4]]),
+}
+
+
+def fast_enumerate(law, n: int, eps: float) -> float:
+    """Exact ``E[(G_1 + ... + G_n)_+] / n`` by stars-and-bars enumeration (vectorised)."""
+    g, p = law.atoms(eps)
+    k = g.size
+    bars = np.fromiter(itertools.chain.from_iterable(
+        itertools.combinations(range(n + k - 1), k - 1)), dtype=np.int64).reshape(-1, k - 1)
+    edges = np.hstack([np.full((bars.shape[0], 1), -1), bars,
+                       np.full((bars.shape[0], 1), n + k - 1)])
+    C = np.diff(edges, axis=1) - 1                      # counts, rows sum to n
+    s = C @ g
+    pos = s > 0
+    if not np.any(pos):
+        return 0.0
+    C = C[pos]
+    logw = gammaln(n + 1) - gammaln(C + 1).sum(axis=1) + (C * np.log(p)).sum(axis=1)
+    return math.fsum(np.exp(logw) * s[pos]) / n
+
+
+def exact_blanket(mech, n: int, eps: float) -> float:
+    return max(fast_enumerate(law, n, eps) for law in mech.gparv_laws())
+
+
+def test_fast_oracle_matches_delta_enumerate() -> None:
+    for law in (RAPPOR(1.0).gparv(), KRR(5, 2.0).gparv()):
+        for e in (0.0, 0.3):
+            assert fast_enumerate(law, 12, e) == pytest.approx(delta_enumerate(law, 12, e),
+                                                               rel=1e-12, abs=1e-300)
+
+
+@pytest.mark.parametrize("name", list(MECHANISMS))
+@pytest.mark.parametrize("n", [30, 50])
+def test_bounds_dominate_exact_blanket(name: str, n: int) -> None:
+    mech = MECHANISMS[name]
+    eps = [0.1, 0.3, 0.6, 0.9]
+    for e in eps:
+        exact = exact_blanket(mech, n, e)
+        for mode in ("exact", "remark1", "published"):
+            assert hoeffding_delta(mech, n, e, range_mode=mode).value >= exact
+            assert bennett_delta(mech, n, e, range_mode=mode).value >= exact
+        for mode in ("published", "remark1"):
+            assert hoeffding_delta(mech.eps0, n, e, range_mode=mode).value >= exact
+            assert bennett_delta(mech.eps0, n, e, range_mode=mode).value >= exact
+
+
+def test_bounds_are_informative_somewhere() -> None:
+    """Guard against a trivially valid test: the bounds are < 1 on these instances."""
+    for m in MECHANISMS.values():
+        assert hoeffding_delta(m, 35, 0.6).value < 0.05
+        assert bennett_delta(m, 35, 0.6).value < 0.01
+    assert bennett_delta(KRR(10, 2.0), 2000, 0.5).value < 1e-3
+
+
+def test_balle_code_bennett_is_not_a_bound() -> None:
+    """The expression of the authors' BennettExact falls below the exact blanket value."""
+    m = KRR(10, 2.0)
+    exact = exact_blanket(m, 60, 0.5)                       # 0.005809...
+    code = bennett_delta(m, 60, 0.5, variant="balle-code")
+    assert not code.certified and "NOT a valid" in code.note
+    assert code.value < exact * 0.8
+    assert bennett_delta(m, 60, 0.5).value >= exact         # corrected variant
+
+
+def test_generic_formulas_by_hand() -> None:
+    eps0, n, eps = 2.0, 5000, 0.4
+    E0, Ee = math.exp(eps0), math.exp(eps)
+    g, a = math.exp(-eps0), Ee - 1
+    w = (Ee + 1) * (E0 - 1 / E0)
+    hoeff = (w * w / (4 * a)) * (1 - g * (1 - math.exp(-2 * a * a / w ** 2))) ** n / (g * n)
+    assert hoeffding_delta(eps0, n, eps).value == pytest.approx(min(hoeff, 1.0), rel=1e-9)
+    b = E0 - Ee / E0
+    v = E0 * (Ee ** 2 + 1) - 2 * math.exp(eps - 3 * eps0)
+    al, be = v / b ** 2, a * b / v
+    h = (1 + be) * math.log1p(be) - be
+    benn = (b / math.log1p(be)) * ((1 - g * (1 - math.exp(-al * h))) ** n - (1 - g) ** n) / (g * n)
+    assert bennett_delta(eps0, n, eps).value == pytest.approx(min(benn, 1.0), rel=1e-9)
+
+
+def test_krr_law_summary_matches_balle_rr_formulas() -> None:
+    """Balle et al.'s RRMechanism: max L, width and E[L^2] of k-RR in closed form."""
+    k, eps0, eps = 10, 2.0, 0.3
+    law = KRR(k, eps0).gparv()
+    s = parv_summary(law, eps)
+    gam = k / (math.exp(eps0) + k - 1)
+    Ee = math.exp(eps)
+    assert s.gamma == pytest.approx(gam, rel=1e-12)
+    assert s.a == pytest.approx(Ee - 1, rel=1e-12)
+    assert s.lmax == pytest.approx(gam * (1 - Ee) + (1 - gam) * k, rel=1e-12)
+    assert s.width == pytest.approx((1 - gam) * k * (Ee + 1), rel=1e-12)
+    assert s.second == pytest.approx(gam * (2 - gam) * (Ee - 1) ** 2
+                                     + (1 - gam) ** 2 * k * (Ee ** 2 + 1), rel=1e-12)
+
+
+def test_remark1_range_is_tighter() -> None:
+    for e in (0.1, 0.5, 1.0):
+        assert hoeffding_delta(3.0, 10**4, e, range_mode="remark1").value <= \
+            hoeffding_delta(3.0, 10**4, e).value
+
+
+@pytest.mark.parametrize("fn_d,fn_e", [(hoeffding_delta, hoeffding_epsilon),
+                                       (bennett_delta, bennett_epsilon)], ids=["H", "B"])
+@pytest.mark.parametrize("source", [2.0, KRR(10, 2.0)], ids=["generic", "10-RR"])
+def test_epsilon_inversion_certifies(fn_d, fn_e, source) -> None:
+    r = fn_e(source, 10**5, 1e-6)
+    assert r.certified
+    assert 0 < r.value < 2.0
+    assert fn_d(source, 10**5, r.value).value <= 1e-6
+    assert fn_d(source, 10**5, r.lower).value > 1e-6
+
+
+def test_zero_and_cap() -> None:
+    assert hoeffding_delta(1.0, 100, 1.0).value == 0.0
+    assert bennett_delta(KRR(4, 1.0), 100, 1.5).value == 0.0
+    assert hoeffding_delta(1.0, 100, 0.0).value == 1.0
+    arr = bennett_delta(1.0, 100, np.array([0.0, 0.5]))
+    assert arr.value.shape == (2,)
+
+
+def test_registry_max_over_laws() -> None:
+    m = MECHANISMS["matrix"]
+    laws = m.gparv_laws()
+    assert len(laws) > 1
+    v = BOUNDS["bennett"].delta(m, 200, 0.2).value
+    assert v == max(bennett_delta(law, 200, 0.2).value for law in laws)
+
+
+@pytest.mark.parametrize("call", [
+    lambda: hoeffding_delta(2.0, 10, 0.1, range_mode="exact"),
+    lambda: hoeffding_delta(KRR(3, 1.0).gparv(), 10, 0.1, range_mode="tight"),
+    lambda: bennett_delta(2.0, 10, 0.1, variant="paper"),
+    lambda: bennett_delta("krr", 10, 0.1),
+    lambda: hoeffding_epsilon(2.0, 10, 0.0),
+], ids=["generic-exact", "mode", "variant", "source", "delta"])
+def test_bad_input(call) -> None:
+    with pytest.raises(ParameterError):
+        call()
