@@ -210,14 +210,18 @@ def run(args: argparse.Namespace) -> dict:
 
 def _format(ans: dict) -> str:
     q = ans["quantity"]
-    lo, hi = ans["bracket"]
     what = {"delta": "delta", "eps": "eps", "eps0": "largest eps0"}[q]
     lines = [f"{ans['mechanism']}, n = {ans['n']}, bound: {ans['bound']}"]
     given = ", ".join(f"{k} = {ans[k]:g}" for k in ("eps", "delta") if k in ans)
     if given:
         lines.append(f"given {given}")
-    lines.append(f"{what} = {ans['value']:.6g}   (certified bracket [{lo:.6g}, {hi:.6g}], "
-                 f"method: {ans['method']})")
+    extra = ""
+    if "bracket" in ans:
+        lo, hi = ans["bracket"]
+        extra = f"bracket of the exact value [{lo:.6g}, {hi:.6g}], "
+    lines.append(f"{what} = {ans['value']:.6g}   ({extra}method: {ans['method']})")
+    if ans.get("certified") is False:
+        lines.append("NOT a certified privacy guarantee")
     if ans.get("note"):
         lines.append(ans["note"])
     return "\n".join(lines)

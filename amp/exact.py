@@ -8,6 +8,7 @@ certified engine is tested against; cost grows like ``C(n + K - 1, K - 1)`` for 
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 from scipy.special import gammaln
@@ -21,13 +22,21 @@ MAX_COMPOSITIONS = 5_000_000
 
 def _compositions(n: int, k: int) -> np.ndarray:
     """All vectors of ``k`` non-negative integers summing to ``n`` (rows)."""
+    return _compositions_cached(n, k).copy()
+
+
+@lru_cache(maxsize=256)
+def _compositions_cached(n: int, k: int) -> np.ndarray:
     if k == 1:
         return np.array([[n]], dtype=np.int64)
-    out = []
-    for first in range(n + 1):
-        rest = _compositions(n - first, k - 1)
-        out.append(np.column_stack([np.full(rest.shape[0], first, dtype=np.int64), rest]))
-    return np.vstack(out)
+    # rows of (n, k) = rows of (n - 1, k) with the first entry + 1, then (0, rows of (n, k-1))
+    rest = _compositions_cached(n, k - 1)
+    head = np.column_stack([np.zeros(rest.shape[0], dtype=np.int64), rest])
+    if n == 0:
+        return head
+    up = _compositions_cached(n - 1, k).copy()
+    up[:, 0] += 1
+    return np.vstack([head, up])
 
 
 def n_compositions(n: int, k: int) -> int:

@@ -94,7 +94,11 @@ class GPARV:
         return float(np.dot(g, p))
 
     def support(self, eps: float) -> tuple[float, float]:
-        """``(min G_eps, max G_eps)``; within ``[1 - e^(eps+eps0), e^eps0 - e^eps]`` (Property 2.2)."""
+        """``(min G_eps, max G_eps)`` including the atom 0 of users off the blanket.
+
+        On the blanket the atoms lie in ``[1 - e^(eps+eps0), e^eps0 - e^eps]`` (Property 2.2);
+        for ``eps > eps0`` the off-blanket atom 0 lies above that interval.
+        """
         g, _ = self.atoms(eps)
         return float(g.min()), float(g.max())
 

@@ -1,0 +1,86 @@
+"""eps(delta) and eps0 calibration: certified brackets against exact enumeration."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from amp import bounds as B
+from amp.errors import ParameterError
+from amp.exact import delta_enumerate
+from amp.mechanisms import KRR, OUE, RAPPOR, BLH
+from amp.search import approx_epsilon, epsilon_bracket
+
+
+def _exact_eps(law, n, delta, tol=1e-9):
+    """Smallest eps with exact delta(eps) <= target, by bisection on the enumeration."""
+    lo, hi = 0.0, law.max_eps()
+    if delta_enumerate(law, n, 0.0) <= delta:
+        return 0.0
+    while hi - lo > tol * hi:
+        mid = 0.5 * (lo + hi)
+        if delta_enumerate(law, n, mid) <= delta:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+@pytest.mark.parametrize("mech, n, delta", [
+    (KRR(10, 4.0), 25, 1e-2), (KRR(3, 1.0), 30, 1e-3), (RAPPOR(2.0), 20, 1e-3),
+    (OUE(1.0, d=3), 16, 1e-2), (BLH(3.0), 18, 1e-3),
+], ids=lambda v: getattr(v, "describe", lambda: str(v))())
+def test_epsilon_bracket_contains_exact(mech, n, delta):
+    law = mech.gparv()
+    truth = _exact_eps(law, n, delta)
+    r = epsilon_bracket(law, n, delta, rel_tol=1e-3)
+    assert r.lower <= truth <= r.upper
+    assert r.upper <= truth * 1.005 + 1e-12
+
+
+@pytest.mark.parametrize("n", [1000, 10_000])
+def test_default_eps_accuracy_self_certified(n):
+    """Default settings: eps value within 0.5% of the exact (bracket width <= 0.5%)."""
+    r = B.epsilon(KRR(10, 4.0), n, 1e-6)
+    assert r.lower > 0 and r.value == r.upper
+    assert r.upper <= 1.005 * r.lower
+
+
+def test_epsilon_is_zero_when_target_met_at_zero():
+    law = KRR(3, 0.1).gparv()
+    r = epsilon_bracket(law, 50, 0.5)
+    assert r.upper == 0.0
+
+
+def test_approx_epsilon_is_close():
+    law = KRR(10, 4.0).gparv()
+    r = epsilon_bracket(law, 10_000, 1e-6)
+    assert approx_epsilon(law, 10_000, 1e-6) == pytest.approx(r.upper, rel=0.05)
+
+
+def test_lower_bound_below_upper():
+    up = B.epsilon(KRR(10, 2.0), 2000, 1e-6)
+    low = B.epsilon(KRR(10, 2.0), 2000, 1e-6, bound="lower")
+    assert low.value <= up.value
+    assert low.value > 0.8 * up.value   # the paper: upper and lower bounds are close
+
+
+def test_calibrate_eps0_round_trip():
+    n, eps, delta = 2000, 0.8, 1e-6
+    r = B.calibrate_eps0(lambda e: KRR(10, e), n, eps, delta, rel_tol=2e-3)
+    assert r.lower <= r.upper <= r.lower * 1.002 + 1e-9
+    # the returned eps0 is certified: its upper delta at eps is <= the target
+    assert B.delta(KRR(10, r.value), n, eps).upper <= delta
+    assert B.delta(KRR(10, r.upper * 1.01), n, eps).lower > delta
+
+
+@pytest.mark.parametrize("kwargs, msg", [
+    (dict(n=10, delta=0.0), "delta must be > 0"),
+    (dict(n=10, delta=1.0), r"delta must be in \(0, 1\)"),
+    (dict(n=0, delta=0.1), "n must be >= 1"),
+    (dict(n=10, delta=float("nan")), "delta must be finite"),
+])
+def test_bad_input(kwargs, msg):
+    with pytest.raises(ParameterError, match=msg):
+        epsilon_bracket(KRR(3, 1.0).gparv(), **kwargs)
