@@ -34,8 +34,10 @@ The grid step is chosen from the requested relative width ``rel_tol`` of the bra
 until the bracket is narrow enough; when that needs more than ``max_points`` lattice points a
 :class:`~amp.errors.NumericalError` is raised instead of returning a wide or noisy value.
 
-Method ``"exact"`` enumerates multinomial counts (small ``n``); method ``"zero"`` is used when
-``G <= 0`` surely (``eps >= log max a/b``), where ``delta = 0`` exactly.
+Method ``"exact"`` enumerates multinomial counts (small ``n``, or as a fallback when the FFT
+cannot certify); method ``"zero"`` is used when ``G <= 0`` surely (``eps >= log max a/b``),
+where ``delta = 0`` exactly; method ``"first-moment"`` returns ``[0, E[G_+]]`` (valid because
+``(sum G_i)_+ <= sum (G_i)_+``) when that is already below ``abs_tol``.
 """
 
 from __future__ import annotations
@@ -61,6 +63,7 @@ DEFAULT_REL_TOL = 2e-3               # relative width of the certified delta bra
 DEFAULT_MAX_POINTS = 1 << 26         # largest FFT length (about 1.6 GB of work arrays)
 DEFAULT_ABS_TOL = 1e-16              # brackets with upper - lower below this are accepted
 EXACT_MAX_COMPOSITIONS = 20_000      # enumeration is used below this many count vectors
+EXACT_FALLBACK_COMPOSITIONS = 2_000_000  # ... and as a fallback when the FFT cannot certify
 
 
 @dataclass(frozen=True)
@@ -141,13 +144,21 @@ def _delta_one(law: GPARV, n: int, eps: float, rel_tol: float, method: str,
     g, p = law.atoms(eps)
     if g.max() <= 0:
         return DeltaResult(eps, n, 0.0, 0.0, "zero", label=law.label)
-    gscale = float(np.max(law.a) + math.exp(eps) * np.max(law.b))
-    noise = 16 * U * gscale
-    if g.max() <= noise:
+    # per-atom magnitude |a| + e^eps |b|: g = a - e^eps b carries an absolute error
+    # <= ~4 u * magnitude (inputs a, b within 2 u relative)
+    mag = law.a + math.exp(eps) * law.b
+    if law.off_mass > 0:
+        mag = np.append(mag, 0.0)
+    noise = 16 * U * mag
+    if np.all(g <= noise):
         # every positive atom is floating-point noise around 0 (eps = log max a/b): the exact
-        # atoms are <= noise, so E[S_+]/n <= noise * P(G > -noise)
-        return DeltaResult(eps, n, 0.0, noise * float(p[g > -noise].sum()), "zero",
+        # atoms are <= noise, so E[S_+]/n <= E[G_+] <= sum p noise over atoms near 0
+        return DeltaResult(eps, n, 0.0, float(np.dot(p, noise * (g > -noise))), "zero",
                            label=law.label)
+    # (sum G_i)_+ <= sum (G_i)_+, so delta <= E[G_+]: a certified bound that needs no FFT
+    first_moment = math.fsum(p * np.maximum(g, 0.0)) * (1 + 1e-12)
+    if method == "auto" and first_moment <= abs_tol:
+        return DeltaResult(eps, n, 0.0, first_moment, "first-moment", label=law.label)
     k = int(np.count_nonzero(p > 0))
     if method == "exact" or (method == "auto" and (
             n == 1 or n_compositions(n, k) <= EXACT_MAX_COMPOSITIONS)):
@@ -158,18 +169,90 @@ def _delta_one(law: GPARV, n: int, eps: float, rel_tol: float, method: str,
         # enumeration sums positive terms with log-space weights: relative error << 1e-10
         return DeltaResult(eps, n, max(0.0, v * (1 - 1e-10)), max(v * (1 + 1e-10), TINY),
                            "exact", label=law.label)
-    return _fft_certified(g, p, n, eps, rel_tol, max_points, law.label, abs_tol, gscale)
+    if method == "auto":
+        small = _few_blanket_users(law, n, eps)
+        if small is not None:
+            return small
+    try:
+        return _fft_certified(g, p, n, eps, rel_tol, max_points, law.label, abs_tol, mag)
+    except NumericalError:
+        if method == "auto" and n_compositions(n, k) <= EXACT_FALLBACK_COMPOSITIONS:
+            v = delta_enumerate(law, n, eps)
+            return DeltaResult(eps, n, max(0.0, v * (1 - 1e-10)), max(v * (1 + 1e-10), TINY),
+                               "exact", label=law.label)
+        raise
+
+
+# ----------------------------------------------------------------------------- few users
+def _few_blanket_users(law: GPARV, n: int, eps: float) -> DeltaResult | None:
+    """Exact evaluation by conditioning on ``M ~ Bin(n, gamma)`` users on the blanket.
+
+    ``E[S_+] = sum_m P(M = m) E[(L_1 + ... + L_m)_+]`` with ``L`` the blanket atoms (Lemma 2
+    of the paper, Balle et al.'s form). Used when ``n * gamma`` is small (extreme eps0), where
+    the law of ``G`` is too skewed for a lattice. The neglected ``M > m_max`` part is bounded
+    by ``P(M > m_max) * max(L_+) * E[M | M > m_max]`` via ``E[M 1{M > m}] = n gamma P(M' >= m)``
+    with ``M' ~ Bin(n - 1, gamma)``; it is added to the upper end. Returns None when the
+    enumeration would be too large.
+    """
+    from scipy import stats
+
+    gam = law.gamma
+    if law.off_mass <= 0 or n * gam > 40:
+        return None
+    Lv = law.a - math.exp(eps) * law.b
+    pv = law.p / law.p.sum()
+    k = Lv.size
+    m_max = min(n, _binom_chernoff_quantile(n, gam, -69.0))      # P(M >= m_max) <= e^-69
+    total = sum(n_compositions(m, k) for m in range(1, m_max + 1))
+    if total > EXACT_FALLBACK_COMPOSITIONS:
+        return None
+    acc = []
+    sub = GPARV(law.a, law.b, pv, law.eps0)
+    for m in range(1, m_max + 1):
+        pm = float(stats.binom.pmf(m, n, gam))
+        if pm == 0.0:
+            continue
+        acc.append(pm * m * delta_enumerate(sub, m, eps) if m > 1
+                   else pm * math.fsum(pv * np.maximum(Lv, 0.0)))
+    val = math.fsum(acc) / n
+    # tail: E[S_+ 1{M > m_max}] <= max(L_+) E[M 1{M > m_max}] = max(L_+) n gam P(M' >= m_max)
+    tail = max(float(Lv.max()), 0.0) * gam * math.exp(_binom_log_upper_tail(n - 1, gam, m_max))
+    upper = max(val * (1 + 1e-9) + tail * 1.01, TINY) if Lv.max() > 0 else 0.0
+    return DeltaResult(eps, n, max(0.0, val * (1 - 1e-9)), upper, "exact-blanket-count",
+                       label=law.label)
+
+
+def _binom_log_upper_tail(n: int, p: float, m: int) -> float:
+    """Chernoff bound on ``log P(Bin(n, p) >= m)`` (0 when ``m <= n p``; ``-inf`` if m > n)."""
+    if m > n:
+        return -math.inf
+    if m <= n * p:
+        return 0.0
+    x = m / n
+    kl = x * math.log(x / p) + ((1 - x) * math.log((1 - x) / (1 - p)) if x < 1 else
+                                -math.log(1 - p) * 0 - 0.0)
+    if x >= 1:
+        kl = -math.log(p)
+    return -n * kl
+
+
+def _binom_chernoff_quantile(n: int, p: float, log_eta: float) -> int:
+    """Smallest ``m`` with Chernoff bound ``P(Bin(n, p) >= m) <= e^log_eta``."""
+    m = max(1, int(math.ceil(n * p)) + 1)
+    while m <= n and _binom_log_upper_tail(n, p, m) > log_eta:
+        m += max(1, m // 16)
+    return min(m, n + 1)
 
 
 # ----------------------------------------------------------------------------- FFT method
 def _fft_certified(g: np.ndarray, p: np.ndarray, n: int, eps: float, rel_tol: float,
                    max_points: int, label: str, abs_tol: float,
-                   gscale: float) -> DeltaResult:
+                   mag: np.ndarray) -> DeltaResult:
     """Adaptive driver: shrink the grid step until the bracket is within ``rel_tol``.
 
-    ``gscale`` bounds ``|a| + e^eps |b|`` over the atoms (for the rounding slack)."""
+    ``mag`` holds ``|a| + e^eps |b|`` per atom (for the rounding slack)."""
     keep = p > 0
-    g, p = g[keep], p[keep]
+    g, p, mag = g[keep], p[keep], mag[keep]
     # continuous saddle point and tilted spread, to pick the first grid step
     theta_c = _saddle(g, p)
     w = np.exp(theta_c * (g - g.max()) + np.log(p))
@@ -180,7 +263,7 @@ def _fft_certified(g: np.ndarray, p: np.ndarray, n: int, eps: float, rel_tol: fl
     step = min(math.sqrt(rel_tol / (8.0 * scale2)), sd / 4)
     last = None
     for _ in range(12):
-        res = _fft_once(g, p, n, eps, step, max_points, label, gscale)
+        res = _fft_once(g, p, n, eps, step, max_points, label, mag)
         if res is None:
             break
         last = res
@@ -235,15 +318,15 @@ def _chernoff_right(m: np.ndarray, logq: np.ndarray, n: int, K: float) -> tuple[
 
 
 def _fft_once(g: np.ndarray, p: np.ndarray, n: int, eps: float, step: float,
-              max_points: int, label: str, gscale: float) -> DeltaResult | None:
+              max_points: int, label: str, mag: np.ndarray) -> DeltaResult | None:
     """One certified lattice evaluation at grid step ``step``; None if it needs too many points."""
     l = step
     # --- 1. mean-preserving rounding (slack absorbs the rounding error of g / l)
     x = g / l
     lo = np.floor(x)
     frac = x - lo
-    # g = a - e^eps b carries an absolute error <= ~4 u (|a| + e^eps |b|) <= 4 u gscale
-    slack = 16 * U * gscale / l + 4 * U * (np.abs(x) + 1.0)
+    # g = a - e^eps b carries an absolute error <= ~4 u (|a| + e^eps |b|) = 4 u mag
+    slack = 16 * U * mag / l + 4 * U * (np.abs(x) + 1.0)
     on_grid = (frac == 0) & (g == lo * l)
     frac_up = np.where(on_grid, 0.0, np.minimum(1.0, frac + slack))
     bias = float(np.max(np.where(on_grid, 0.0, np.minimum(1.0, frac + slack) - frac)))

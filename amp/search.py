@@ -144,8 +144,9 @@ def epsilon_bracket(law: GPARV, n: int, delta: float, *, rel_tol: float = DEFAUL
     rel_tol = V.positive_float("rel_tol", rel_tol, upper=0.5)
     if evaluate is None:
         def evaluate(e: float, tol: float) -> DeltaResult:
+            # deciding "delta <= target?" needs no accuracy far below the target
             return delta_bracket(law, n, e, rel_tol=tol, method=method,
-                                 abs_tol=min(1e-16, 1e-3 * delta))
+                                 abs_tol=0.1 * tol * delta)
     hi = law.max_eps()
     if not math.isfinite(hi):
         raise ParameterError("the law has no finite eps with delta = 0; cannot search eps")
@@ -159,7 +160,16 @@ def epsilon_bracket(law: GPARV, n: int, delta: float, *, rel_tol: float = DEFAUL
 
     def run(e: float) -> DeltaResult:
         nonlocal used_method
-        r = evaluate(e, dtol)
+        # the first evaluations only locate the crossing: a loose bracket is enough
+        tol = max(dtol, 0.05) if len(hist) < 3 and delta_rel_tol is None else dtol
+        while True:
+            try:
+                r = evaluate(e, tol)
+                break
+            except NumericalError:
+                if tol >= 0.2:
+                    raise
+                tol = min(0.2, tol * 4)
         used_method = r.method
         hist.append((e, r.lower, r.upper))
         if progress is not None:
@@ -167,9 +177,15 @@ def epsilon_bracket(law: GPARV, n: int, delta: float, *, rel_tol: float = DEFAUL
                      f"({len(hist)} evaluations, {time.perf_counter() - t0:.1f} s)")
         return r
 
-    r0 = run(0.0)
-    if r0.upper <= delta:
-        return EpsilonResult(delta, n, 0.0, 0.0, len(hist), used_method, law.label, tuple(hist))
+    # eps = 0 suffices? (a loose bracket is enough to decide; failure just means "no")
+    try:
+        r0 = evaluate(0.0, 0.05)
+        hist.append((0.0, r0.lower, r0.upper))
+        if r0.upper <= delta:
+            return EpsilonResult(delta, n, 0.0, 0.0, len(hist), r0.method, law.label,
+                                 tuple(hist))
+    except NumericalError:
+        pass
     guess = approx_epsilon(law, n, delta)
     e = min(max(guess, 1e-12 * hi), hi * (1 - 1e-12))
     ambiguous = 0
@@ -184,7 +200,7 @@ def epsilon_bracket(law: GPARV, n: int, delta: float, *, rel_tol: float = DEFAUL
             lo = max(lo, e)
         else:
             ambiguous += 1
-            if ambiguous > 6:
+            if ambiguous > 8:
                 raise NumericalError(
                     f"cannot resolve eps to relative width {rel_tol:g}: delta brackets at "
                     f"eps={e:.6g} contain the target; certified bracket so far "
@@ -201,6 +217,10 @@ def epsilon_bracket(law: GPARV, n: int, delta: float, *, rel_tol: float = DEFAUL
                     if delta_rel_tol is None and ambiguous == 0:
                         dtol = min(0.05, max(DEFAULT_REL_TOL / 4, 0.3 * rel_tol * slope))
         e = _next_guess(pts, delta, lo, hi, rel_tol)
+        if ambiguous and hist and abs(e - hist[-1][0]) < 0.05 * rel_tol * hi:
+            # the target sits inside the last bracket: step off it, alternating sides
+            e = hist[-1][0] + (0.3 if ambiguous % 2 else -0.3) * rel_tol * hi
+            e = min(max(e, lo + 0.01 * (hi - lo)), hi - 0.01 * (hi - lo))
     return EpsilonResult(delta, n, lo, hi, len(hist), used_method, law.label, tuple(hist))
 
 
