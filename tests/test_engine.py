@@ -1,0 +1,167 @@
+"""Certified engine: the bracket always contains the exact value (multinomial enumeration)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from amp.engine import delta_bracket
+from amp.errors import NumericalError, ParameterError
+from amp.exact import delta_enumerate
+from amp.gparv import GPARV
+from amp.mechanisms import (BLH, KRR, OLH, OUE, RAPPOR, HadamardResponse, MatrixMechanism,
+                            lower_law_from_matrix, pair_law_from_matrix)
+
+from helpers import assert_lower, assert_upper, random_ldp_matrix
+
+MECHS = [KRR(10, 4.0), KRR(3, 0.5), KRR(2, 1.0), RAPPOR(4.0), RAPPOR(0.5, d=4), OUE(1.0),
+         OUE(3.0, d=3), BLH(2.0), BLH(1.0, d=3), OLH(1.5, g=3), HadamardResponse(0.7),
+         HadamardResponse(2.0, d=5)]
+
+
+def _eps_grid(eps0):
+    return [0.0, 0.05 * eps0, 0.3 * eps0, 0.8 * eps0, eps0, 1.2 * eps0]
+
+
+@pytest.mark.parametrize("mech", MECHS, ids=lambda m: m.describe())
+@pytest.mark.parametrize("n", [1, 2, 9, 33])
+def test_fft_bracket_contains_exact(mech, n):
+    for law in mech.gparv_laws():
+        for eps in _eps_grid(mech.eps0):
+            exact = delta_enumerate(law, n, eps) if n > 1 else float(
+                np.dot(*[law.atoms(eps)[1], np.maximum(law.atoms(eps)[0], 0)]))
+            r = delta_bracket(law, n, eps, method="fft" if n > 1 else "auto")
+            assert_upper(r.upper, exact)
+            assert_lower(r.lower, exact)
+            if exact > 1e-12:
+                assert r.upper <= exact * 1.01, (eps, exact, r)
+
+
+@pytest.mark.parametrize("mech", [m for m in MECHS if not isinstance(m, KRR) or m.k >= 3],
+                         ids=lambda m: m.describe())
+def test_theorem5_laws_bracket(mech):
+    for law in mech.lower_laws():
+        for eps in (0.0, 0.2 * mech.eps0, 0.7 * mech.eps0):
+            exact = delta_enumerate(law, 12, eps)
+            r = delta_bracket(law, 12, eps, method="fft")
+            assert r.lower <= exact <= r.upper
+
+
+@settings(max_examples=25, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(d=st.integers(2, 4), m=st.integers(2, 5), eps0=st.floats(0.1, 3.0),
+       n=st.integers(2, 18), frac=st.floats(0.0, 1.0), seed=st.integers(0, 10_000))
+def test_random_ldp_matrices(d, m, eps0, n, frac, seed):
+    M = random_ldp_matrix(np.random.default_rng(seed), d, m, eps0)
+    law = pair_law_from_matrix(M, 0, 1)
+    eps = frac * law.max_eps()
+    exact = delta_enumerate(law, n, eps)
+    r = delta_bracket(law, n, eps, method="fft")
+    assert r.lower <= exact <= r.upper
+    if d >= 3:
+        low = lower_law_from_matrix(M, 0, 1, 2)
+        exact = delta_enumerate(low, n, eps)
+        r = delta_bracket(low, n, eps, method="fft")
+        assert r.lower <= exact <= r.upper
+
+
+def test_exact_method_and_auto_selection():
+    law = KRR(5, 1.0).gparv()
+    r = delta_bracket(law, 6, 0.2)
+    assert r.method == "exact"
+    assert r.lower <= delta_enumerate(law, 6, 0.2) <= r.upper
+    assert delta_bracket(law, 5000, 0.2).method == "fft"
+
+
+def test_zero_beyond_eps0():
+    law = KRR(10, 2.0).gparv()
+    r = delta_bracket(law, 1000, 2.5)
+    assert (r.lower, r.upper, r.method) == (0.0, 0.0, "zero")
+    # at eps = eps0 the positive atom is floating-point noise: certified tiny upper end
+    r = delta_bracket(law, 1000, 2.0)
+    assert r.lower == 0.0 and r.upper < 1e-13
+
+
+def test_vectorised_eps_and_monotone():
+    law = RAPPOR(2.0).gparv()
+    eps = np.linspace(0, 1.5, 7)
+    res = delta_bracket(law, 500, eps)
+    ups = [r.upper for r in res]
+    lows = [r.lower for r in res]
+    # certified monotonicity: each upper end is above the next lower end
+    assert all(u >= l2 for u, l2 in zip(ups, lows[1:]))
+    assert all(u1 > u2 for u1, u2 in zip(ups, ups[1:]) if u2 > 1e-12)
+
+
+def test_decreasing_in_n():
+    law = KRR(10, 2.0).gparv()
+    prev = math.inf
+    for n in (100, 300, 1000, 3000):
+        r = delta_bracket(law, n, 0.5)
+        assert r.upper < prev
+        prev = r.lower
+
+
+@pytest.mark.parametrize("n, eps", [(1000, 1.0), (10_000, 0.4), (100_000, 0.12)])
+def test_default_accuracy_self_certified(n, eps):
+    """Default settings: upper <= 1.01 * lower, so upper is within 1% of the exact value."""
+    r = delta_bracket(KRR(10, 4.0).gparv(), n, eps)
+    assert r.lower > 0 and r.upper <= 1.01 * r.lower
+
+
+def test_refuses_unreachable_accuracy():
+    with pytest.raises(NumericalError, match="cannot certify"):
+        delta_bracket(KRR(10, 4.0).gparv(), 10_000, 0.3, rel_tol=1e-6, max_points=1 << 14)
+
+
+@pytest.mark.parametrize("kwargs, msg", [
+    (dict(n=0, eps=0.1), "n must be >= 1"),
+    (dict(n=10, eps=-0.1), "eps must be >= 0"),
+    (dict(n=10, eps=float("nan")), "eps must be finite"),
+    (dict(n=10, eps=0.1, rel_tol=0.0), "rel_tol must be > 0"),
+    (dict(n=10, eps=0.1, method="magic"), "method must be"),
+    (dict(n=2.5, eps=0.1), "n must be an integer"),
+])
+def test_bad_input(kwargs, msg):
+    with pytest.raises(ParameterError, match=msg):
+        delta_bracket(KRR(3, 1.0).gparv(), **kwargs)
+
+
+def test_gparv_validation():
+    with pytest.raises(ParameterError):
+        GPARV([1.0], [1.0, 2.0], [0.5], 1.0)
+    with pytest.raises(ParameterError):
+        GPARV([1.0], [1.0], [1.5], 1.0)
+    with pytest.raises(ParameterError):
+        GPARV([-1.0], [1.0], [0.5], 1.0)
+
+
+@pytest.mark.parametrize("n", [5, 30, 300])
+def test_few_blanket_users_path_extreme_eps0(n):
+    """Extreme eps0 (n * gamma small): exact conditioning on the number of blanket users."""
+    law = KRR(5, 9.0).gparv()
+    for eps in (0.5, 4.0, 8.5):
+        r = delta_bracket(law, n, eps)
+        if n <= 30:
+            exact = delta_enumerate(law, n, eps)
+            assert r.lower <= exact <= r.upper
+        assert r.method in ("exact", "exact-blanket-count")
+        assert r.upper <= r.lower * (1 + 1e-6) + 1e-300
+
+
+def test_first_moment_shortcut_is_an_upper_bound():
+    law = BLH(3.0).gparv()
+    eps = 3.0 * (1 - 1e-9)
+    r = delta_bracket(law, 12, eps, abs_tol=1e-3)
+    assert r.method == "first-moment"
+    assert r.lower == 0.0 and r.upper >= delta_enumerate(law, 12, eps)
+
+
+def test_extreme_eps0_epsilon_search():
+    from amp.bounds import epsilon
+    r = epsilon(KRR(5, 30.0), 1000, 1e-6)
+    assert r.lower <= r.upper <= 30.0 and r.upper > 29.9
