@@ -112,9 +112,12 @@ def lower_law_from_matrix(M: np.ndarray, x0: int, x1: int, x2: int,
 
 
 def _dedupe(laws: list[GPARV]) -> list[GPARV]:
+    """Keep one law per distinct atom set (order preserved)."""
+    seen: set = set()
     out: list[GPARV] = []
     for law in laws:
-        if not any(law.same_law(o) for o in out):
+        if law._key not in seen:
+            seen.add(law._key)
             out.append(law)
     return out
 
