@@ -73,7 +73,7 @@ def approx_epsilon(law: GPARV, n: int, delta: float) -> float:
         g, p = law.atoms(eps)
         if g.max() <= 0:
             return -math.inf
-        if float(np.dot(g, p)) >= 0:
+        if float(np.dot(g, p)) >= -1e-9 * float(np.dot(p, np.abs(g))):
             sd = math.sqrt(float(np.dot(p, g * g)))
             return math.log(sd / math.sqrt(2 * math.pi * n))
         gmax = g.max()
@@ -186,7 +186,10 @@ def epsilon_bracket(law: GPARV, n: int, delta: float, *, rel_tol: float = DEFAUL
                                  tuple(hist))
     except NumericalError:
         pass
-    guess = approx_epsilon(law, n, delta)
+    try:
+        guess = approx_epsilon(law, n, delta)
+    except (ArithmeticError, ValueError):   # only a starting point: fall back to bisection
+        guess = 0.5 * hi
     e = min(max(guess, 1e-12 * hi), hi * (1 - 1e-12))
     ambiguous = 0
     while hi - lo > rel_tol * hi:
