@@ -55,7 +55,7 @@ assets: $(WIDGETS)
 # -------------------------------------------------------------------------- book
 book: $(STAMP) $(WIDGETS)
 	@echo ">> building the book: jupyter-book build . $(JB_FLAGS)"
-	$(BIN)/jupyter-book build . $(JB_FLAGS)
+	env -u MPLBACKEND $(BIN)/jupyter-book build . $(JB_FLAGS)
 	@echo ">> book: $(CURDIR)/_build/html/index.html"
 
 # From scratch: no execution cache, no doctrees, no stale pages.

@@ -20,7 +20,8 @@ BIN="$ROOT/.venv/bin"
 LOGS="$ROOT/artifacts/logs"
 mkdir -p "$LOGS"
 export PYTHONDONTWRITEBYTECODE=1
-export MPLBACKEND=Agg
+# no MPLBACKEND here: notebook kernels must keep the inline backend (figures in the book);
+# the figure tests select Agg themselves
 
 declare -a NAMES=() STATUS=() TIMES=()
 FAILED=0
