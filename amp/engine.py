@@ -55,7 +55,8 @@ from .errors import NumericalError, ParameterError
 from .exact import delta_enumerate, n_compositions
 from .gparv import GPARV
 
-__all__ = ["DeltaResult", "delta_bracket", "DEFAULT_REL_TOL", "DEFAULT_MAX_POINTS"]
+__all__ = ["DeltaResult", "delta_bracket", "chernoff_upper", "DEFAULT_REL_TOL",
+           "DEFAULT_MAX_POINTS", "METHODS"]
 
 U = np.finfo(float).eps / 2          # unit round-off
 TINY = np.nextafter(0.0, 1.0)        # smallest positive double (used as a safe non-zero upper)
@@ -64,6 +65,7 @@ DEFAULT_MAX_POINTS = 1 << 26         # largest FFT length (about 1.6 GB of work 
 DEFAULT_ABS_TOL = 1e-16              # brackets with upper - lower below this are accepted
 EXACT_MAX_COMPOSITIONS = 20_000      # enumeration is used below this many count vectors
 EXACT_FALLBACK_COMPOSITIONS = 2_000_000  # ... and as a fallback when the FFT cannot certify
+METHODS = ("auto", "structured", "fft", "exact")
 
 
 @dataclass(frozen=True)
@@ -119,8 +121,12 @@ def delta_bracket(law: GPARV, n: int, eps: float | Iterable[float], *,
         Central privacy level(s) ``>= 0``; an iterable gives a list of results.
     rel_tol : float
         Target relative width ``(upper - lower) / upper`` of the bracket (``fft`` method).
-    method : {"auto", "fft", "exact"}
-        ``auto`` uses exact enumeration when it is small, otherwise ``fft``.
+    method : {"auto", "structured", "fft", "exact"}
+        ``auto`` returns the zero / first-moment / Chernoff bound when it already settles the
+        question (``upper <= abs_tol``), then uses the structured exact path
+        (:mod:`amp.structured`) for laws with the Table 1 shape, exact enumeration when it is
+        small, otherwise ``fft``; the result's ``method`` says which ran. Forcing
+        ``structured`` on a law without that shape raises :class:`ParameterError`.
     max_points : int
         Largest FFT length allowed before :class:`NumericalError` is raised.
     abs_tol : float
@@ -130,8 +136,8 @@ def delta_bracket(law: GPARV, n: int, eps: float | Iterable[float], *,
     """
     n = V.int_at_least("n", n, 1)
     rel_tol = V.positive_float("rel_tol", rel_tol, upper=0.5)
-    if method not in ("auto", "fft", "exact"):
-        raise ParameterError(f"method must be 'auto', 'fft' or 'exact', got {method!r}")
+    if method not in METHODS:
+        raise ParameterError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
     if np.ndim(eps) == 0:
         return _delta_one(law, n, V.positive_float("eps", eps, allow_zero=True), rel_tol,
                           method, max_points, abs_tol)
@@ -159,6 +165,24 @@ def _delta_one(law: GPARV, n: int, eps: float, rel_tol: float, method: str,
     first_moment = math.fsum(p * np.maximum(g, 0.0)) * (1 + 1e-12)
     if method == "auto" and first_moment <= abs_tol:
         return DeltaResult(eps, n, 0.0, first_moment, "first-moment", label=law.label)
+    if method == "auto" and n > 1 and abs_tol > 0:
+        ch = chernoff_upper(g, p, n, noise)
+        if ch <= abs_tol:
+            return DeltaResult(eps, n, 0.0, ch, "chernoff", label=law.label)
+    if method in ("auto", "structured") and n > 1:
+        from . import structured as _st      # lazy: amp.structured imports this module
+        if _st.supports(law):
+            try:
+                return _st.delta_bracket_structured(law, n, eps, rel_tol=rel_tol,
+                                                    abs_tol=abs_tol)
+            except (NumericalError, ArithmeticError, ValueError, MemoryError):
+                if method == "structured":
+                    raise
+                # auto: fall through to the generic certified paths below
+        elif method == "structured":
+            raise ParameterError(
+                "method='structured' needs a law whose blanket atoms are (1,1), (E,1), (1,E), "
+                "(E,E) for one E (Table 1 mechanisms and their finite forms); this law is not")
     k = int(np.count_nonzero(p > 0))
     if method == "exact" or (method == "auto" and (
             n == 1 or n_compositions(n, k) <= EXACT_MAX_COMPOSITIONS)):
@@ -181,6 +205,43 @@ def _delta_one(law: GPARV, n: int, eps: float, rel_tol: float, method: str,
             return DeltaResult(eps, n, max(0.0, v * (1 - 1e-10)), max(v * (1 + 1e-10), TINY),
                                "exact", label=law.label)
         raise
+
+
+# ----------------------------------------------------------------------------- Chernoff
+def chernoff_upper(g: np.ndarray, p: np.ndarray, n: int, noise: np.ndarray | None = None
+                   ) -> float:
+    """Certified upper bound on ``E[(G_1 + ... + G_n)_+] / n`` from the moment generating function.
+
+    For every ``theta > 0``, ``x_+ <= exp(theta x - 1) / theta``, so
+    ``E[S_+] <= M(theta)^n / (e theta)`` with ``M(theta) = E[exp(theta G)]``. ``theta`` is
+    chosen numerically (any value is valid). Atoms are raised by ``noise`` (their floating-point
+    error) and the result carries a relative safety factor ``exp(64 (n + 8) u)`` for the
+    rounding of ``log M``, of the sums and of ``exp``. Cheap (no lattice): used to settle deltas
+    far below any practical target without a full evaluation.
+    """
+    g = np.asarray(g, dtype=float)
+    if noise is not None:
+        g = g + np.asarray(noise, dtype=float)
+    p = np.asarray(p, dtype=float)
+    keep = p > 0
+    g, p = g[keep], p[keep]
+    if g.size == 0 or g.max() <= 0:
+        return 0.0
+    lp = np.log(p)
+    scale = float(np.abs(g).max())
+
+    def logb(t: float) -> float:
+        th = math.exp(t)
+        z = lp + th * g
+        zm = float(z.max())
+        return n * (zm + math.log(float(np.exp(z - zm).sum()))) - 1.0 - math.log(th)
+
+    lo_t, hi_t = math.log(1e-12 / scale), math.log(1e4 / scale)
+    r = optimize.minimize_scalar(logb, bounds=(lo_t, hi_t), method="bounded",
+                                 options={"xatol": 1e-6})
+    best = min(float(r.fun), logb(lo_t), logb(hi_t))
+    best += 64 * (n + 8) * U + 1e-12 - math.log(n)
+    return math.exp(best) if best < 709 else math.inf
 
 
 # ----------------------------------------------------------------------------- few users
@@ -289,6 +350,8 @@ def _saddle(g: np.ndarray, p: np.ndarray) -> float:
     def f(th: float) -> float:
         return float(np.dot(np.exp(lp + th * (g - gmax)), g))
 
+    if f(0.0) >= 0:           # mean 0 up to rounding (exp(log p) != p): no tilt needed
+        return 0.0
     hi = 1.0 / max(gmax, 1e-300)
     while f(hi) < 0:
         hi *= 2
@@ -311,7 +374,8 @@ def _chernoff_right(m: np.ndarray, logq: np.ndarray, n: int, K: float) -> tuple[
         return n * _log_mgf(m, logq, lam) - lam * K
 
     mmax = float(np.max(np.abs(m))) + 1.0
-    r = optimize.minimize_scalar(obj, bounds=(1e-12, 50.0 / mmax), method="bounded",
+    hi = 50.0 / mmax
+    r = optimize.minimize_scalar(obj, bounds=(min(1e-12, 0.5 * hi), hi), method="bounded",
                                  options={"xatol": 1e-10 / mmax})
     lam = float(r.x)
     return min(0.0, obj(lam)), lam

@@ -70,11 +70,41 @@ def test_random_ldp_matrices(d, m, eps0, n, frac, seed):
 
 
 def test_exact_method_and_auto_selection():
-    law = KRR(5, 1.0).gparv()
+    # Theorem 5's law has no Table 1 shape: enumeration when small, FFT otherwise
+    law = KRR(5, 1.0).lower_laws()[0]
     r = delta_bracket(law, 6, 0.2)
     assert r.method == "exact"
     assert r.lower <= delta_enumerate(law, 6, 0.2) <= r.upper
-    assert delta_bracket(law, 5000, 0.2).method == "fft"
+    assert delta_bracket(law, 5000, 0.05).method == "fft"
+    # the blanket law of a Table 1 mechanism goes to the structured path, at any n
+    up = KRR(5, 1.0).gparv()
+    for n in (6, 5000):
+        r = delta_bracket(up, n, 0.05)
+        assert r.method == "structured"
+        rf = delta_bracket(up, n, 0.05, method="exact" if n == 6 else "fft")
+        assert r.lower <= rf.upper and rf.lower <= r.upper
+
+
+def test_forced_methods():
+    up = RAPPOR(2.0).gparv()
+    assert delta_bracket(up, 300, 0.4, method="structured").method == "structured"
+    assert delta_bracket(up, 300, 0.4, method="fft").method == "fft"
+    with pytest.raises(ParameterError, match="structured"):
+        delta_bracket(RAPPOR(2.0, d=3).lower_laws()[0], 300, 0.4, method="structured")
+
+
+def test_chernoff_shortcut_is_an_upper_bound():
+    from amp.engine import chernoff_upper
+    law = KRR(4, 1.0).gparv()
+    for n in (2, 5, 20):
+        for eps in (0.1, 0.5, 0.9):
+            g, p = law.atoms(eps)
+            assert chernoff_upper(g, p, n) >= delta_enumerate(law, n, eps)
+    # deltas far below abs_tol are settled by the bound, with lower end 0
+    r = delta_bracket(OUE(3.0).gparv(), 20_000, 0.2857)
+    assert r.method == "chernoff" and r.lower == 0.0 and 0 < r.upper <= 1e-16
+    exact = delta_bracket(OUE(3.0).gparv(), 20_000, 0.2857, method="structured", abs_tol=0.0)
+    assert exact.lower > 0 and r.upper >= exact.upper
 
 
 def test_zero_beyond_eps0():
@@ -115,7 +145,8 @@ def test_default_accuracy_self_certified(n, eps):
 
 def test_refuses_unreachable_accuracy():
     with pytest.raises(NumericalError, match="cannot certify"):
-        delta_bracket(KRR(10, 4.0).gparv(), 10_000, 0.3, rel_tol=1e-6, max_points=1 << 14)
+        delta_bracket(KRR(10, 4.0).gparv(), 10_000, 0.3, rel_tol=1e-6, max_points=1 << 14,
+                      method="fft")
 
 
 @pytest.mark.parametrize("kwargs, msg", [
@@ -143,14 +174,16 @@ def test_gparv_validation():
 @pytest.mark.parametrize("n", [5, 30, 300])
 def test_few_blanket_users_path_extreme_eps0(n):
     """Extreme eps0 (n * gamma small): exact conditioning on the number of blanket users."""
-    law = KRR(5, 9.0).gparv()
-    for eps in (0.5, 4.0, 8.5):
-        r = delta_bracket(law, n, eps)
-        if n <= 30:
-            exact = delta_enumerate(law, n, eps)
-            assert r.lower <= exact <= r.upper
-        assert r.method in ("exact", "exact-blanket-count")
-        assert r.upper <= r.lower * (1 + 1e-6) + 1e-300
+    laws = [KRR(5, 9.0).gparv()] + (KRR(5, 9.0).lower_laws()[:1] if n <= 30 else [])
+    for law in laws:
+        for eps in (0.5, 4.0, 8.5):
+            r = delta_bracket(law, n, eps)
+            if n <= 30:
+                exact = delta_enumerate(law, n, eps)
+                assert r.lower <= exact <= r.upper
+            assert r.method in ("exact", "exact-blanket-count", "structured", "chernoff", "fft")
+            if r.method not in ("chernoff", "fft"):
+                assert r.upper <= r.lower * (1 + 1e-6) + 1e-300
 
 
 def test_first_moment_shortcut_is_an_upper_bound():
