@@ -152,7 +152,7 @@ def epsilon(mechanism: Mechanism, n: int, delta: float, *, bound: str = "upper",
 
 def calibrate_eps0(make: Callable[[float], Mechanism], n: int, eps: float, delta: float, *,
                    rel_tol: float = 1e-3, eps0_max: float = V.MAX_EPS0,
-                   progress: Progress | None = None) -> BoundResult:
+                   progress: Progress | None = None, method: str = "auto") -> BoundResult:
     """Largest local ``eps0`` whose certified shuffled guarantee meets ``(eps, delta)``.
 
     ``make(eps0)`` builds the mechanism. The search keeps ``safe`` (certified:
@@ -165,8 +165,11 @@ def calibrate_eps0(make: Callable[[float], Mechanism], n: int, eps: float, delta
     eps = V.positive_float("eps", eps)
     delta_ = V.probability_open("delta", delta)
 
+    used: set[str] = set()
+
     def status(e0: float) -> int:
-        r = delta_fn(make(e0), n, eps, rel_tol=DEFAULT_REL_TOL)
+        r = delta_fn(make(e0), n, eps, rel_tol=DEFAULT_REL_TOL, method=method)
+        used.update(r.method.split(","))
         if progress is not None:
             progress(f"eps0={e0:.6g}: delta in [{r.lower:.4g}, {r.upper:.4g}]")
         if r.upper <= delta_:
@@ -180,8 +183,13 @@ def calibrate_eps0(make: Callable[[float], Mechanism], n: int, eps: float, delta
     e0 = max(2 * eps, eps + 0.1)
     while unsafe is None:
         if e0 > eps0_max:
-            return BoundResult("eps0", eps0_max, eps0_max, eps0_max, "upper", "bisection",
-                               make(eps0_max).describe(), n, {"eps": eps, "delta": delta_})
+            # certify the cap itself before returning it
+            if status(eps0_max) == 1:
+                return BoundResult("eps0", eps0_max, eps0_max, eps0_max, "upper",
+                                   "bisection:" + ",".join(sorted(used)),
+                                   make(eps0_max).describe(), n, {"eps": eps, "delta": delta_})
+            unsafe = eps0_max
+            break
         s = status(e0)
         if s == 1:
             safe, e0 = e0, e0 * 2
@@ -196,14 +204,15 @@ def calibrate_eps0(make: Callable[[float], Mechanism], n: int, eps: float, delta
             unsafe = mid
         else:
             # the target sits inside the delta bracket at mid: tighten locally
-            r = delta_fn(make(mid), n, eps, rel_tol=DEFAULT_REL_TOL / 20)
+            r = delta_fn(make(mid), n, eps, rel_tol=DEFAULT_REL_TOL / 20, method=method)
             if r.upper <= delta_:
                 safe = mid
             elif r.lower > delta_:
                 unsafe = mid
             else:
                 break   # unresolvable here; [safe, unsafe] is still a valid bracket
-    return BoundResult("eps0", safe, safe, unsafe, "upper", "bisection",
+    return BoundResult("eps0", safe, safe, unsafe, "upper",
+                       "bisection:" + ",".join(sorted(used)),
                        make(safe).describe(), n, {"eps": eps, "delta": delta_})
 
 

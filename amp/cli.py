@@ -27,6 +27,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from . import bounds as B
+from .engine import METHODS
 from .errors import AmpError, NumericalError, ParameterError
 from .mechanisms import KRR, OLH, OUE, RAPPOR, HadamardResponse, MatrixMechanism, Mechanism
 
@@ -103,6 +104,9 @@ def build_parser() -> argparse.ArgumentParser:
                                 + " | ".join(BASELINE_BOUNDS))
         s.add_argument("--rel-tol", type=_real("rel-tol"), default=None,
                        help="relative width of the certified bracket")
+        s.add_argument("--method", default="auto", choices=METHODS,
+                       help="delta engine: auto (default: picks and reports the method), "
+                            "structured (Table 1 shapes), fft (any law), exact (small n)")
         s.add_argument("--json", action="store_true", help="print one JSON object")
         s.add_argument("--quiet", action="store_true", help="no progress on stderr")
     return p
@@ -182,7 +186,8 @@ def run(args: argparse.Namespace) -> dict:
             raise ParameterError("eps0 calibration needs a mechanism family; a matrix fixes "
                                  "eps0")
         kw = {} if args.rel_tol is None else {"rel_tol": args.rel_tol}
-        res = B.calibrate_eps0(make, args.n, args.eps, args.delta, progress=prog, **kw)
+        res = B.calibrate_eps0(make, args.n, args.eps, args.delta, progress=prog,
+                               method=args.method, **kw)
         return res.as_dict()
     if args.mechanism.lower() != "matrix":
         if args.eps0 is None:
@@ -196,11 +201,14 @@ def run(args: argparse.Namespace) -> dict:
     if bound in CORE_BOUNDS:
         kw = {} if args.rel_tol is None else {"rel_tol": args.rel_tol}
         if cmd == "delta":
-            res = B.delta(mech, args.n, args.eps, bound=bound, **kw)
+            res = B.delta(mech, args.n, args.eps, bound=bound, method=args.method, **kw)
         else:
-            res = B.epsilon(mech, args.n, args.delta, bound=bound, progress=prog, **kw)
+            res = B.epsilon(mech, args.n, args.delta, bound=bound, progress=prog,
+                            method=args.method, **kw)
         return res.as_dict()
     if bound in BASELINE_BOUNDS:
+        if args.method != "auto":
+            raise ParameterError(f"--method applies to --bound upper|lower only, not {bound!r}")
         from .baselines import run_baseline
         return run_baseline(bound, cmd, mech, args.n,
                             args.eps if cmd == "delta" else args.delta)

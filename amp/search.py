@@ -142,6 +142,25 @@ def epsilon_bracket(law: GPARV, n: int, delta: float, *, rel_tol: float = DEFAUL
     n = V.int_at_least("n", n, 1)
     delta = V.probability_open("delta", delta)
     rel_tol = V.positive_float("rel_tol", rel_tol, upper=0.5)
+    if evaluate is None and method in ("auto", "structured") and n > 1:
+        from . import structured as _st     # lazy: amp.structured imports amp.engine
+        if _st.supports(law):
+            t0 = time.perf_counter()
+            hist_s: list = []
+            try:
+                lo_s, hi_s = _st.epsilon_bracket_structured(law, n, delta, rel_tol=rel_tol,
+                                                            history=hist_s)
+            except (NumericalError, ArithmeticError, ValueError, MemoryError):
+                if method == "structured":
+                    raise
+            else:
+                if progress is not None:
+                    progress(f"structured eps search: [{lo_s:.6g}, {hi_s:.6g}] "
+                             f"({len(hist_s)} evaluations, {time.perf_counter() - t0:.1f} s)")
+                return EpsilonResult(delta, n, lo_s, hi_s, len(hist_s), "structured",
+                                     law.label, tuple(hist_s))
+        elif method == "structured":
+            raise ParameterError("method='structured' needs a law with the Table 1 shape")
     if evaluate is None:
         def evaluate(e: float, tol: float) -> DeltaResult:
             # deciding "delta <= target?" needs no accuracy far below the target

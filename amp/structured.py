@@ -1219,7 +1219,7 @@ def delta_bracket_structured(law: GPARV, n: int, eps: float | Iterable[float], *
 
 
 def epsilon_bracket_structured(law: GPARV, n: int, delta: float, rel_tol: float = 1e-5,
-                               ) -> tuple[float, float]:
+                               history: list | None = None) -> tuple[float, float]:
     """Certified ``(eps_lo, eps_hi)`` around ``eps(delta) = min{eps : delta(eps) <= delta}``.
 
     ``delta_upper(eps_hi) <= delta`` (``eps_hi`` is a valid central eps) and, unless
@@ -1227,7 +1227,8 @@ def epsilon_bracket_structured(law: GPARV, n: int, delta: float, rel_tol: float 
     ``eps_hi - eps_lo <= rel_tol * eps_hi``.  A Bahadur-Rao estimate gives the start, a secant
     on ``log delta`` converges, and two probes at ``eps (1 -+ rel_tol / 3)`` certify the two
     ends.  Every step is a certified evaluation sharing one count model (the tables are built
-    once).  Returns ``(0, 0)`` when ``delta(0) <= delta``.
+    once).  Returns ``(0, 0)`` when ``delta(0) <= delta``.  ``history``, if given, receives
+    ``(eps, delta_lower, delta_upper)`` of every evaluation.
     """
     shape, n = _check(law, n)
     delta = V.probability_open("delta", delta)
@@ -1244,7 +1245,8 @@ def epsilon_bracket_structured(law: GPARV, n: int, delta: float, rel_tol: float 
     def ev(e: float, g: float = goal) -> DeltaResult:
         key = (e, g)
         if key not in cache:
-            cache[key] = _delta_one(shape, n, e, max(2e-3, g), label, goal=g)
+            cache[key] = _delta_one(shape, n, e, max(2e-3, g), label, goal=g,
+                                    abs_tol=min(DEFAULT_ABS_TOL, 1e-3 * delta))
         return cache[key]
 
     r0 = ev(0.0)
@@ -1305,4 +1307,6 @@ def epsilon_bracket_structured(law: GPARV, n: int, delta: float, rel_tol: float 
     if hi - lo > rel_tol * hi:
         raise NumericalError(f"epsilon search did not reach rel_tol={rel_tol:g} "
                              f"(bracket [{lo:.9g}, {hi:.9g}])")
+    if history is not None:
+        history.extend((e, r.lower, r.upper) for (e, _g), r in cache.items())
     return lo, hi

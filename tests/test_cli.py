@@ -125,3 +125,21 @@ def test_readme_examples_run():
     for c in cmds:
         p = run_cli(*shlex.split(c)[3:])
         assert p.returncode == 0, (c, p.stderr)
+
+
+def test_method_option_forces_and_reports_the_path(capsys):
+    assert main(["delta", "-m", "krr", "--k", "10", "--eps0", "4", "--n", "2000", "--eps",
+                 "0.5", "--method", "fft", "--json"]) == 0
+    fft = json.loads(capsys.readouterr().out)
+    assert fft["method"] == "fft"
+    assert main(["delta", "-m", "krr", "--k", "10", "--eps0", "4", "--n", "2000", "--eps",
+                 "0.5", "--json"]) == 0
+    auto = json.loads(capsys.readouterr().out)
+    assert auto["method"] == "structured"
+    assert auto["bracket"][0] <= fft["bracket"][1] and fft["bracket"][0] <= auto["bracket"][1]
+    # structured needs the Table 1 shape: the Theorem 5 law does not have it
+    assert main(["delta", "-m", "krr", "--k", "10", "--eps0", "4", "--n", "2000", "--eps",
+                 "0.5", "--bound", "lower", "--method", "structured"]) == 2
+    assert "structured" in capsys.readouterr().err
+    assert main(["delta", "-m", "krr", "--k", "10", "--eps0", "4", "--n", "2000", "--eps",
+                 "0.5", "--bound", "hoeffding", "--method", "fft"]) == 2

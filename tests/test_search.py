@@ -84,3 +84,46 @@ def test_calibrate_eps0_round_trip():
 def test_bad_input(kwargs, msg):
     with pytest.raises(ParameterError, match=msg):
         epsilon_bracket(KRR(3, 1.0).gparv(), **kwargs)
+
+
+# ----------------------------------------------------------------------------- structured search
+@pytest.mark.parametrize("mech, n", [(KRR(10, 4.0), 3_000), (RAPPOR(1.0), 20_000),
+                                     (OUE(4.0), 5_000), (BLH(2.0), 10_000),
+                                     (RAPPOR(2.0, d=3), 2_000)],
+                         ids=lambda v: v.describe() if hasattr(v, "describe") else str(v))
+def test_structured_search_agrees_with_generic_fft(mech, n):
+    law = mech.gparv()
+    rs = epsilon_bracket(law, n, 1e-6, rel_tol=1e-4)
+    assert rs.method == "structured" and rs.rel_width <= 1e-4
+    rf = epsilon_bracket(law, n, 1e-6, rel_tol=2e-3, method="fft")
+    assert rf.method == "fft"
+    assert rs.lower <= rf.upper and rf.lower <= rs.upper       # both certified: they overlap
+
+
+def test_structured_search_small_n_vs_enumeration():
+    law = KRR(4, 2.0).gparv()
+    for n, delta in ((6, 1e-2), (15, 1e-3)):
+        exact = _exact_eps(law, n, delta)
+        r = epsilon_bracket(law, n, delta, rel_tol=1e-5)
+        assert r.method == "structured"
+        assert r.lower <= exact <= r.upper * (1 + 1e-9)
+
+
+def test_structured_search_tiny_delta_target():
+    """Targets below the engine's default abs_tol (1e-16) are still resolved."""
+    law = RAPPOR(3.0).gparv()
+    r = epsilon_bracket(law, 5_000, 1e-20, rel_tol=1e-3)
+    assert r.method == "structured" and 0 < r.lower < r.upper and r.rel_width <= 1e-3
+    from amp.engine import delta_bracket
+    assert delta_bracket(law, 5_000, r.upper, abs_tol=0.0, method="structured").upper <= 1e-20
+    assert delta_bracket(law, 5_000, r.lower, abs_tol=0.0, method="structured").lower > 1e-20
+
+
+def test_calibration_cap_is_certified_before_it_is_returned():
+    make = lambda e: KRR(10, e)  # noqa: E731
+    # at n = 10^4 every eps0 <= 3 meets (0.5, 1e-6): the cap is returned, and it is safe
+    r = B.calibrate_eps0(make, 10_000, 0.5, 1e-6, eps0_max=3.0)
+    assert r.value == 3.0 and B.delta(make(3.0), 10_000, 0.5).upper <= 1e-6
+    # a cap above the threshold (~4.43) is not returned: the search bisects below it
+    r = B.calibrate_eps0(make, 10_000, 0.5, 1e-6, eps0_max=5.0)
+    assert 4.3 < r.value < 4.5 and B.delta(make(r.value), 10_000, 0.5).upper <= 1e-6
