@@ -1,0 +1,61 @@
+"""Long cross-checks (``pytest -m slow``; not in the default run, a few minutes on 2 cores).
+
+* the structured exact path against the generic certified FFT path at deployment scale;
+* the published Algorithm 4 (``bench/algorithm4_published.py``, an independent
+  implementation that rounds every atom up) is never below amp's certified lower end;
+* Figure-style curves are monotone in n and bracketed by Theorem 5.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from amp import bounds
+from amp.engine import delta_bracket
+from amp.mechanisms import BLH, KRR, OUE, RAPPOR
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+
+pytestmark = pytest.mark.slow
+
+TABLE1 = [KRR(10, 1.0), KRR(10, 4.0), RAPPOR(1.0), RAPPOR(4.0), OUE(1.0), OUE(4.0), BLH(1.0),
+          BLH(4.0)]
+
+
+@pytest.mark.parametrize("mech", TABLE1, ids=lambda m: m.describe())
+def test_structured_inside_fft_at_one_million(mech):
+    n = 10**6
+    r = bounds.epsilon(mech, n, 1e-6, rel_tol=1e-4)
+    assert r.method == "structured" and (r.upper - r.lower) <= 1e-4 * r.upper
+    law = mech.gparv()
+    for eps in (0.7 * r.value, r.value):
+        rs = delta_bracket(law, n, eps)
+        rf = delta_bracket(law, n, eps, method="fft", rel_tol=1e-2)
+        assert rs.lower <= rf.upper and rf.lower <= rs.upper
+
+
+@pytest.mark.parametrize("mech", [KRR(10, 4.0), RAPPOR(4.0), OUE(1.0), BLH(4.0)],
+                         ids=lambda m: m.describe())
+def test_published_algorithm4_is_above_the_certified_lower_end(mech):
+    from algorithm4_published import delta_published
+    n = 500
+    law = mech.gparv()
+    for eps in np.linspace(0.1, 0.9, 3) * mech.eps0:
+        ours = delta_bracket(law, n, float(eps))
+        theirs = delta_published(law, n, float(eps), mech.eps0)
+        assert theirs >= ours.lower * (1 - 1e-6) - 1e-12
+
+
+def test_curve_monotone_and_above_theorem5():
+    mech = KRR(10, 4.0)
+    ns = np.unique(np.round(np.logspace(3, 5, 25)).astype(int))
+    up = [bounds.epsilon(mech, int(n), 1e-6) for n in ns]
+    assert all(a.value >= b.value for a, b in zip(up, up[1:]))
+    for n in ns[::6]:
+        lo = bounds.epsilon(mech, int(n), 1e-6, bound="lower")
+        hi = bounds.epsilon(mech, int(n), 1e-6)
+        assert lo.value <= hi.value
