@@ -37,7 +37,11 @@ until the bracket is narrow enough; when that needs more than ``max_points`` lat
 Method ``"exact"`` enumerates multinomial counts (small ``n``, or as a fallback when the FFT
 cannot certify); method ``"zero"`` is used when ``G <= 0`` surely (``eps >= log max a/b``),
 where ``delta = 0`` exactly; method ``"first-moment"`` returns ``[0, E[G_+]]`` (valid because
-``(sum G_i)_+ <= sum (G_i)_+``) when that is already below ``abs_tol``.
+``(sum G_i)_+ <= sum (G_i)_+``) when that is already below ``abs_tol``; method ``"chernoff"``
+returns ``[0, M(theta)^n / (e theta n)]`` (valid because ``x_+ <= e^(theta x - 1) / theta``) when
+that is below ``abs_tol``. Laws with the Table 1 shape go to :mod:`amp.structured` (method
+``"structured"``: exact count sums with proven tail bounds), which is faster and tighter at every
+``n``; ``auto`` falls back to the paths here if it cannot certify.
 """
 
 from __future__ import annotations
