@@ -166,3 +166,21 @@ def test_registry_max_over_laws() -> None:
 def test_bad_input(call) -> None:
     with pytest.raises(ParameterError):
         call()
+
+
+def test_bennett_at_eps0_rounding_and_small_beta():
+    """RAPPOR's largest ratio (e^(eps0/2))^2 is one ulp above e^eps0: at eps = eps0 the bound is
+    0 (G <= 0 surely), not a rounding artefact, and eps(delta) is found."""
+    from amp.baselines.blanket_bounds import _bennett_parts, ParvSummary
+    from amp.mechanisms import RAPPOR
+    mech = RAPPOR(2.0)
+    assert bennett_delta(mech, 1000, 2.0).value == 0.0
+    assert bennett_delta(mech, 1000, 1.99).value < 1e-20
+    r = bennett_epsilon(mech, 1000, 1e-6)
+    assert 0 < r.value < 2.0
+    # the series branch of h(beta) joins the closed form continuously
+    for b in (1e-2 * (1 - 1e-9), 1e-2 * (1 + 1e-9)):
+        s = ParvSummary(0.5, b, 1.0, 2.0, 1.0)
+        _, beta, h = _bennett_parts(s)
+        exact = (1 + beta) * math.log1p(beta) - beta
+        assert h == pytest.approx(exact, rel=1e-9)

@@ -87,6 +87,7 @@ SOURCE_BBGN = ("Balle, Bell, Gascon, Nissim, 'The privacy blanket of the shuffle
                "CRYPTO 2019 (arXiv:1903.02837); Lemma 2 / Section 3.2 of the paper")
 RangeMode = Literal["published", "remark1", "exact"]
 _PAD = 1e-12   # relative round-off pad on closed forms
+_U = np.finfo(float).eps / 2
 
 
 @dataclass(frozen=True)
@@ -167,7 +168,12 @@ def _hoeffding_value(s: ParvSummary, n: int) -> float:
 def _bennett_parts(s: ParvSummary) -> tuple[float, float, float]:
     alpha = s.second / (s.lmax * s.lmax)
     beta = s.a * s.lmax / s.second
-    h = (1 + beta) * math.log1p(beta) - beta
+    if beta < 1e-2:
+        # (1 + b) log(1 + b) - b = sum_{k >= 2} (-1)^k b^k / (k (k - 1)); the closed form
+        # cancels catastrophically for small b (truncation error < b^10 / 90)
+        h = sum((-1) ** k * beta ** k / (k * (k - 1)) for k in range(2, 10))
+    else:
+        h = (1 + beta) * math.log1p(beta) - beta
     return alpha, beta, h
 
 
@@ -220,8 +226,14 @@ def _delta_one(kind: str, laws: list[GPARV] | None, eps0: float, n: int, eps: fl
             return 0.0
         return fn(parv_summary(eps0, eps, range_mode), n)
     out = 0.0
+    Ee = math.exp(eps)
     for law in laws:
         if eps >= law.max_eps():
+            continue
+        # G <= 0 surely when every positive atom is floating-point noise around 0 (e.g. eps =
+        # eps0 and a ratio (e^(eps0/2))^2 one ulp above e^eps0): delta is 0, as in the engine
+        g = law.a - Ee * law.b
+        if np.all(g <= 16 * _U * (law.a + Ee * law.b)):
             continue
         out = max(out, fn(parv_summary(law, eps, range_mode), n))
     return out
