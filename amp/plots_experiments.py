@@ -180,8 +180,10 @@ def certified_epsilon(mechanism: Mechanism, n: int, delta: float, *, bound: str 
     (``"lower"``), maximised over ``laws`` (default: :func:`amp.bounds.laws_for`).
 
     Same answer as :func:`amp.bounds.epsilon` (the maximum over the laws of each law's
-    certified bracket); a law whose search fails in the saddle-point starting guess
-    (``ValueError``) is handled by a plain certified bisection (:func:`_bisect_epsilon`).
+    certified bracket). A law whose search raises ``ValueError`` (an engine failure, not a
+    parameter error; the saddle-point failure at ``E[G] = 0`` that once caused it is fixed in
+    :mod:`amp.engine`) is handled by a plain certified bisection (:func:`_bisect_epsilon`) and
+    counted in ``fallback``.
     """
     if bound not in ("upper", "lower"):
         raise ParameterError(f"bound must be 'upper' or 'lower', got {bound!r}")
@@ -279,38 +281,9 @@ def experiment_point(name: str, eps0: float, key: str, n: int, delta: float, *,
 
 def _blanket_baseline_epsilon(kind: str, mechanism: Mechanism, n: int, delta: float):
     """:func:`amp.baselines.hoeffding_epsilon` / :func:`amp.baselines.bennett_epsilon` of the
-    mechanism, searched below ``eps0`` when the library's search fails at its end point.
-
-    Workaround (reported, not fixed here): ``amp.baselines`` bisects on ``[0, eps0]`` and first
-    checks the bound at ``eps = eps0``, where the exact ``G`` is ``<= 0``. For a law whose
-    largest likelihood ratio is one ulp above ``e^eps0`` (RAPPOR's ``(e^(eps0/2))^2``) the
-    largest ``G`` is a rounding residue ``~1e-15`` instead of 0, and Bennett's
-    ``h(beta) = (1 + beta) log1p(beta) - beta`` cancels catastrophically for that tiny
-    ``beta``, so the bound at ``eps0`` comes out as ``~0.04`` and the search raises
-    :class:`~amp.errors.NumericalError` (RAPPOR, ``eps0 = 2``, ``n = 1000``, ``delta = 1e-6``).
-    The retry runs the same bisection (``amp.baselines._search.invert_delta``) on the library's
-    own ``delta`` formula over ``[0, eps0 (1 - 1e-9)]``; the returned ``value`` still certifies
-    ``delta(value) <= delta`` for that formula.
-    """
-    from .baselines import (BaselineResult, bennett_delta, bennett_epsilon, hoeffding_delta,
-                            hoeffding_epsilon)
-    from .baselines._search import invert_delta
-
-    eps_fn, delta_fn = {"hoeffding": (hoeffding_epsilon, hoeffding_delta),
-                        "bennett": (bennett_epsilon, bennett_delta)}[kind]
-    try:
-        return eps_fn(mechanism, n, delta)
-    except NumericalError:
-        pass
-
-    def bracket(e: float) -> tuple[float, float]:
-        d = float(delta_fn(mechanism, n, e).value)
-        return d, d
-
-    top = mechanism.eps0 * (1 - 1e-9)
-    value, lo, hi, _ = invert_delta(bracket, float(delta), top, xtol=1e-9)
-    return BaselineResult(value, lo, hi, f"{kind} (privacy blanket) eps(delta), searched on "
-                          "[0, eps0 (1 - 1e-9)] (end-point workaround)", True)
+    mechanism (privacy blanket with Hoeffding's / Bennett's inequality, Balle et al. 2019)."""
+    from .baselines import bennett_epsilon, hoeffding_epsilon
+    return {"hoeffding": hoeffding_epsilon, "bennett": bennett_epsilon}[kind](mechanism, n, delta)
 
 
 def joint_estimates(name: str, eps0: float, n: int, delta: float,

@@ -152,9 +152,9 @@ def test_experiment_point_baselines(key, fn):
     assert p.bound == key and p.seconds >= 0
 
 
-def test_experiment_point_bennett_end_point_workaround():
-    """RAPPOR at eps0 = 2: amp.baselines' search fails at eps = eps0 (rounding residue in the
-    largest G); the retry below eps0 still certifies the library's own Bennett formula."""
+def test_experiment_point_bennett_at_rounding_end_point():
+    """RAPPOR at eps0 = 2: the largest ratio is one ulp above e^eps0 (rounding residue in the
+    largest G at eps = eps0); the Bennett search still succeeds and is certified."""
     p = px.experiment_point("RAPPOR", 2.0, "bennett", 1000, 1e-6)
     assert 0 < p.value < 2.0
     assert bennett_delta(RAPPOR(2.0), 1000, p.value).value <= 1e-6
