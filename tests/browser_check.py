@@ -46,7 +46,9 @@ CHROMIUM_ARGS = [
 #: Hosts that plain ``<a href>`` links (never loaded by the page) may point to.
 ALLOWED_ANCHOR_HOSTS = frozenset({"doi.org"})
 #: Pages screenshotted by default (relative to the site root), when they exist.
-DEFAULT_SCREENSHOTS = ("book/intro.html", "book/01_introduction.html", "book/references.html")
+DEFAULT_SCREENSHOTS = ("book/intro.html", "book/01_introduction.html", "book/05_new_algorithm.html",
+                       "book/07_experiments.html", "book/10_calculator.html",
+                       "book/references.html")
 PAGE_TIMEOUT_MS = 30_000
 #: "$...$" holding a TeX command, sub/superscript or brace: math MathJax did not typeset.
 _RAW_DOLLAR_TEX = re.compile(r"\$[^$\n]{0,200}?[\\^_{}][^$\n]{0,200}?\$")
