@@ -219,8 +219,9 @@ def chernoff_upper(g: np.ndarray, p: np.ndarray, n: int, noise: np.ndarray | Non
     For every ``theta > 0``, ``x_+ <= exp(theta x - 1) / theta``, so
     ``E[S_+] <= M(theta)^n / (e theta)`` with ``M(theta) = E[exp(theta G)]``. ``theta`` is
     chosen numerically (any value is valid). Atoms are raised by ``noise`` (their floating-point
-    error) and the result carries a relative safety factor ``exp(64 (n + 8) u)`` for the
-    rounding of ``log M``, of the sums and of ``exp``. Cheap (no lattice): used to settle deltas
+    error) and the result carries a relative safety factor ``exp(n e_M + 64 u)``, where
+    ``e_M = 4 u (max |log p| + theta max|g| + 16)`` bounds the rounding of ``log M`` (the
+    ``n``-th power multiplies it by ``n``), plus ``exp``'s own rounding. Cheap (no lattice): used to settle deltas
     far below any practical target without a full evaluation.
     """
     g = np.asarray(g, dtype=float)
@@ -243,8 +244,11 @@ def chernoff_upper(g: np.ndarray, p: np.ndarray, n: int, noise: np.ndarray | Non
     lo_t, hi_t = math.log(1e-12 / scale), math.log(1e4 / scale)
     r = optimize.minimize_scalar(logb, bounds=(lo_t, hi_t), method="bounded",
                                  options={"xatol": 1e-6})
-    best = min(float(r.fun), logb(lo_t), logb(hi_t))
-    best += 64 * (n + 8) * U + 1e-12 - math.log(n)
+    best, t = min((float(r.fun), float(r.x)), (logb(lo_t), lo_t), (logb(hi_t), hi_t))
+    # rounding of log M at this theta: log p (|log p| u each), theta g (|theta g| u each), the
+    # sum and the log (a few u): each term's relative error, times n through the power
+    err_logM = 4 * U * (float(np.abs(lp).max()) + math.exp(t) * scale + 16)
+    best += n * err_logM + 64 * U + 1e-12 - math.log(n)
     return math.exp(best) if best < 709 else math.inf
 
 
