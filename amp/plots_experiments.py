@@ -47,6 +47,8 @@ from .errors import NumericalError, ParameterError
 from .gparv import GPARV
 from .joint import JointMechanism, joint_copies
 from .mechanisms import BLH, KRR, OUE, RAPPOR, Mechanism
+from .plots import _axes as _plots_axes, _plt
+from .baselines.stronger_clone import stronger_clone_counterexample  # noqa: F401 (re-export)
 from .search import approx_epsilon, epsilon_bracket
 
 __all__ = [
@@ -96,16 +98,9 @@ CURVE_STYLES: dict[str, tuple[str, dict]] = {
 }
 
 
-def _plt():
-    import matplotlib.pyplot as plt  # lazy: the core never imports matplotlib
-    return plt
-
-
 def _axes(ax, figsize=FIGSIZE):
-    if ax is not None:
-        return ax
-    _, ax = _plt().subplots(figsize=figsize, layout="constrained")
-    return ax
+    """``ax``, or new axes of this module's default size (:func:`amp.plots._axes`)."""
+    return _plots_axes(ax, figsize)
 
 
 # ============================================================================ computations
@@ -377,38 +372,6 @@ def clone_pair_table(n: int, eps0: float) -> tuple[list[tuple[int, int]], np.nda
                 P1[k1] = P1.get(k1, 0.0) + pa[a] * w
     keys = sorted(set(P0) | set(P1))
     return keys, np.array([P0.get(k, 0.0) for k in keys]), np.array([P1.get(k, 0.0) for k in keys])
-
-
-def stronger_clone_counterexample(eps0: float = 1.0, p: float | None = None
-                                  ) -> tuple[np.ndarray, float, dict]:
-    """A 3-input, 4-output ``eps0``-LDP randomizer with Theorem 6's decomposition at ``p``.
-
-    Outputs ``(0, 1, *, 2)``; inputs ``x0, x1, x2`` are rows ``0, 1, 2``::
-
-        R(x0) = e^eps0 p 1_0 + p 1_1 + q0 Q_1,     R(x1) = p 1_0 + e^eps0 p 1_1 + q0 Q_1,
-        R(x2) = p 1_0 + p 1_1 + (1 - 2p) Q_2,      q0 = 1 - (e^eps0 + 1) p,
-
-    with ``Q_1 = (0, 0, s, 1 - s)`` and ``Q_2 = (0, 0, r, 1 - r)`` chosen so that the first
-    user's left-over ``Q_1`` is as recognisable as ``eps0``-LDP allows (ratios ``e^eps0`` and
-    ``e^-eps0`` on ``*`` and ``2``). Needs ``p <= 1/(e^eps0 + 2)``; default
-    ``p = 0.2/(e^eps0 + 2)``. Same construction as ``tests/test_stronger_clone.py``.
-
-    Returns ``(matrix, p, parts)`` with the components ``Q0, Q1, Q_1, Q_2`` and ``q0``.
-    """
-    E = math.exp(eps0)
-    if p is None:
-        p = 0.2 / (E + 2)
-    if not 0 < p <= 1 / (E + 2):
-        raise ParameterError(f"p must be in (0, 1/(e^eps0 + 2)] = (0, {1 / (E + 2):.6g}], got {p}")
-    q0, B = 1 - (E + 1) * p, 1 - 2 * p
-    r = (q0 - B / E) / (B * (E - 1 / E))
-    s = E * B * r / q0
-    parts = {"Q0": np.array([1.0, 0, 0, 0]), "Q1": np.array([0, 1.0, 0, 0]),
-             "Q_1": np.array([0, 0, s, 1 - s]), "Q_2": np.array([0, 0, r, 1 - r]), "q0": q0}
-    M = np.vstack([E * p * parts["Q0"] + p * parts["Q1"] + q0 * parts["Q_1"],
-                   p * parts["Q0"] + E * p * parts["Q1"] + q0 * parts["Q_1"],
-                   p * parts["Q0"] + p * parts["Q1"] + B * parts["Q_2"]])
-    return M, float(p), parts
 
 
 # ============================================================================ stored curves

@@ -287,29 +287,25 @@ class _Nuisance:
     def vmax(self) -> float:
         return self.E if self.qZ > 0 else (1.0 if self.qO > 0 else 0.0)
 
-    def smooth_O(self, m: int) -> tuple[float, float]:
-        """``(pmax, tail)``: ``P(V_m in I) <= pmax (|I| + 1) + tail`` from ``O | Z`` binomial."""
-        if self.qO <= 0 or self.qF <= 0 or m <= 0:
+    def _smooth(self, q: float, q_other: float, m: int) -> tuple[float, float]:
+        """``(pmax, tail)`` from the binomial law of the count with cell mass ``q`` given the
+        count with mass ``q_other`` (at most its Chernoff quantile, ``tail`` beyond it)."""
+        if q <= 0 or self.qF <= 0 or m <= 0:
             return 1.0, 0.0
-        kappa = self.qO / (self.qO + self.qF)
-        if self.qZ > 0:
-            _, z_hi, _, lt = _binom_window(m, self.qZ, -46.0)
+        if q_other > 0:
+            _, hi, _, lt = _binom_window(m, q_other, -46.0)
             tail = math.exp(lt)
         else:
-            z_hi, tail = 0, 0.0
-        return _binom_max_pmf(m - z_hi, kappa), tail
+            hi, tail = 0, 0.0
+        return _binom_max_pmf(m - hi, q / (q + self.qF)), tail
+
+    def smooth_O(self, m: int) -> tuple[float, float]:
+        """``(pmax, tail)``: ``P(V_m in I) <= pmax (|I| + 1) + tail`` from ``O | Z`` binomial."""
+        return self._smooth(self.qO, self.qZ, m)
 
     def smooth_Z(self, m: int) -> tuple[float, float]:
         """``(pmax, tail)``: ``P(V_m in I) <= pmax (|I|/E + 1) + tail`` from ``Z | O``."""
-        if self.qZ <= 0 or self.qF <= 0 or m <= 0:
-            return 1.0, 0.0
-        kz = self.qZ / (self.qZ + self.qF)
-        if self.qO > 0:
-            _, o_hi, _, lt = _binom_window(m, self.qO, -46.0)
-            tail = math.exp(lt)
-        else:
-            o_hi, tail = 0, 0.0
-        return _binom_max_pmf(m - o_hi, kz), tail
+        return self._smooth(self.qZ, self.qO, m)
 
 
 def _gap(options: list[tuple[float, float]], M2, M1):

@@ -23,3 +23,7 @@ def random_ldp_matrix(rng: np.random.Generator, d: int, m: int, eps0: float) -> 
     M /= M.sum(axis=1, keepdims=True)
     return M
 
+
+def labelled(ax) -> bool:
+    """A matplotlib axes with both axis labels set."""
+    return bool(ax.get_xlabel()) and bool(ax.get_ylabel())

@@ -13,6 +13,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+from helpers import labelled  # noqa: E402
 
 from amp import plots  # noqa: E402
 from amp.baselines.general_clone import merged_krr_decomposition  # noqa: E402
@@ -28,13 +29,10 @@ def _close_figures():
     plt.close("all")
 
 
-def labelled(ax) -> bool:
-    return bool(ax.get_xlabel()) and bool(ax.get_ylabel())
-
-
 # ----------------------------------------------------------------------------- imports
 def test_core_and_plots_import_without_matplotlib():
-    code = ("import sys, amp.bounds, amp.engine, amp.mechanisms, amp.plots; "
+    code = ("import sys, amp.bounds, amp.engine, amp.mechanisms, amp.plots, "
+            "amp.plots_experiments; "
             "bad = [m for m in ('matplotlib', 'ipywidgets') if m in sys.modules]; "
             "assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True)

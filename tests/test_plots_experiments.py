@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
-import sys
 import time
 import warnings
 
@@ -16,6 +14,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+from helpers import labelled  # noqa: E402
 
 from amp import bounds  # noqa: E402
 from amp import plots_experiments as px  # noqa: E402
@@ -38,10 +37,6 @@ def _close_figures():
     plt.close("all")
 
 
-def labelled(ax) -> bool:
-    return bool(ax.get_xlabel()) and bool(ax.get_ylabel())
-
-
 def fake_figures() -> dict:
     """A small figures.json-like structure: the four mechanisms at two eps0, three n."""
     ns = [1000, 10000, 100000]
@@ -61,14 +56,6 @@ def fake_figures() -> dict:
     return {"inputs": {"n": ns, "delta": 1e-6}, "panels": panels,
             "finite_domain": {"mechanism": "RAPPOR", "n": ns, "delta": 1e-6,
                               "rel_tol": 1e-5, "rows": rows}}
-
-
-# ----------------------------------------------------------------------------- imports
-def test_core_and_module_import_without_matplotlib():
-    code = ("import sys, amp.bounds, amp.plots_experiments; "
-            "bad = [m for m in ('matplotlib', 'ipywidgets') if m in sys.modules]; "
-            "assert not bad, bad")
-    subprocess.run([sys.executable, "-c", code], check=True)
 
 
 # ----------------------------------------------------------------------------- computations

@@ -12,6 +12,7 @@ from scipy import stats
 from amp.baselines import BOUNDS
 from amp.baselines.clone import clone_delta, clone_family_delta
 from amp.baselines.stronger_clone import (StrongerCloneWarning, stronger_clone_claimed_delta,
+                                          stronger_clone_counterexample,
                                           stronger_clone_claimed_epsilon, stronger_clone_p)
 from amp.errors import ParameterError
 from amp.exact import delta_enumerate
@@ -92,27 +93,6 @@ def test_lemma7_monotone_in_p() -> None:
 
 
 # ----------------------------------------------------------------------------- counterexample
-def counterexample_matrix(eps0: float, p: float) -> tuple[np.ndarray, dict]:
-    """A 3-input, 4-output eps0-LDP randomizer with Theorem 6's decomposition at ``p``.
-
-    Outputs (0, 1, *, 2). ``R(x0) = e^eps0 p 1_0 + p 1_1 + q0 Q_1``,
-    ``R(x1) = p 1_0 + e^eps0 p 1_1 + q0 Q_1``, ``R(x2) = p 1_0 + p 1_1 + (1-2p) Q_2`` with
-    ``q0 = 1 - (e^eps0 + 1) p``, ``Q_1 = (0, 0, s, 1-s)``, ``Q_2 = (0, 0, r, 1-r)`` chosen so
-    that the first user's left-over is as recognisable as eps0-LDP allows (ratios e^eps0 and
-    e^-eps0 on '*' and '2'); needs ``p <= 1/(e^eps0 + 2)``.
-    """
-    E = math.exp(eps0)
-    q0, B = 1 - (E + 1) * p, 1 - 2 * p
-    r = (q0 - B / E) / (B * (E - 1 / E))
-    s = E * B * r / q0
-    parts = {"Q0": np.array([1.0, 0, 0, 0]), "Q1": np.array([0, 1.0, 0, 0]),
-             "Q_1": np.array([0, 0, s, 1 - s]), "Q_2": np.array([0, 0, r, 1 - r]), "q0": q0}
-    M = np.vstack([E * p * parts["Q0"] + p * parts["Q1"] + q0 * parts["Q_1"],
-                   p * parts["Q0"] + E * p * parts["Q1"] + q0 * parts["Q_1"],
-                   p * parts["Q0"] + p * parts["Q1"] + B * parts["Q_2"]])
-    return M, parts
-
-
 def true_divergence_brute(M: np.ndarray, n: int, eps: float) -> float:
     """D(S(R(x0), R(x2), ..) || S(R(x1), R(x2), ..)) by enumerating output histograms."""
     m = M.shape[1]
@@ -144,7 +124,7 @@ def test_counterexample_to_the_stronger_clone_reduction() -> None:
     eps0 = 1.0
     E = math.exp(eps0)
     p = 0.2 / (E + 2)
-    M, parts = counterexample_matrix(eps0, p)
+    M, _, parts = stronger_clone_counterexample(eps0, p)
     # a genuine eps0-LDP randomizer ...
     assert np.all(M > 0) and np.allclose(M.sum(axis=1), 1, atol=1e-15)
     assert matrix_eps0(M) == pytest.approx(eps0, abs=1e-12)
@@ -168,7 +148,7 @@ def test_counterexample_scope() -> None:
     eps0 = 1.0
     E = math.exp(eps0)
     p = 0.2 / (E + 2)
-    M, _ = counterexample_matrix(eps0, p)
+    M, _, _ = stronger_clone_counterexample(eps0, p)
     pmax = stronger_clone_p(M, 0, 1, others=[2], eps0=eps0)
     assert p < pmax <= 1 / (E + 1)
     for n, eps in ((2, 0.6), (10, 0.6), (10, 0.3)):

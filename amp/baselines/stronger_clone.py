@@ -44,7 +44,8 @@ from ._search import BaselineResult, delta_targets, eps_array, invert_delta, pac
 from .clone import DEFAULT_TAIL_MASS, _eps0_of, clone_family_delta
 
 __all__ = ["StrongerCloneWarning", "stronger_clone_claimed_delta",
-           "stronger_clone_claimed_epsilon", "stronger_clone_p"]
+           "stronger_clone_claimed_epsilon", "stronger_clone_p",
+           "stronger_clone_counterexample"]
 
 NOT_VALID = ("NOT a valid bound: stronger clone claim of Feldman, McMillan, Talwar (SODA 2023) "
              "whose post-processing is flawed (corrected arXiv version, Feldman et al. 2023b, "
@@ -158,3 +159,36 @@ def stronger_clone_p(P: object, x0: int, x1: int, others: Iterable[int] | None =
     res = optimize.linprog(c, A_ub=np.array(A_ub), b_ub=np.array(b_ub), A_eq=np.array(A_eq),
                            b_eq=np.array(b_eq), bounds=bounds, method="highs")
     return min(float(res.x[-1]), 1 / (E + 1)) if res.status == 0 else -1.0
+
+
+def stronger_clone_counterexample(eps0: float = 1.0, p: float | None = None
+                                  ) -> tuple[np.ndarray, float, dict]:
+    """A 3-input, 4-output ``eps0``-LDP randomizer with Theorem 6's decomposition at ``p``.
+
+    Outputs ``(0, 1, *, 2)``; inputs ``x0, x1, x2`` are rows ``0, 1, 2``::
+
+        R(x0) = e^eps0 p 1_0 + p 1_1 + q0 Q_1,     R(x1) = p 1_0 + e^eps0 p 1_1 + q0 Q_1,
+        R(x2) = p 1_0 + p 1_1 + (1 - 2p) Q_2,      q0 = 1 - (e^eps0 + 1) p,
+
+    with ``Q_1 = (0, 0, s, 1 - s)`` and ``Q_2 = (0, 0, r, 1 - r)`` chosen so that the first
+    user's left-over ``Q_1`` is as recognisable as ``eps0``-LDP allows (ratios ``e^eps0`` and
+    ``e^-eps0`` on ``*`` and ``2``). Needs ``p <= 1/(e^eps0 + 2)``; default
+    ``p = 0.2/(e^eps0 + 2)``. The stronger clone claim
+    fails on it (``tests/test_stronger_clone.py``, Chapter 3 of the book).
+
+    Returns ``(matrix, p, parts)`` with the components ``Q0, Q1, Q_1, Q_2`` and ``q0``.
+    """
+    E = math.exp(eps0)
+    if p is None:
+        p = 0.2 / (E + 2)
+    if not 0 < p <= 1 / (E + 2):
+        raise ParameterError(f"p must be in (0, 1/(e^eps0 + 2)] = (0, {1 / (E + 2):.6g}], got {p}")
+    q0, B = 1 - (E + 1) * p, 1 - 2 * p
+    r = (q0 - B / E) / (B * (E - 1 / E))
+    s = E * B * r / q0
+    parts = {"Q0": np.array([1.0, 0, 0, 0]), "Q1": np.array([0, 1.0, 0, 0]),
+             "Q_1": np.array([0, 0, s, 1 - s]), "Q_2": np.array([0, 0, r, 1 - r]), "q0": q0}
+    M = np.vstack([E * p * parts["Q0"] + p * parts["Q1"] + q0 * parts["Q_1"],
+                   p * parts["Q0"] + E * p * parts["Q1"] + q0 * parts["Q_1"],
+                   p * parts["Q0"] + p * parts["Q1"] + B * parts["Q_2"]])
+    return M, float(p), parts
