@@ -94,7 +94,6 @@ SHAPE_RTOL = 1e-12                     # atoms within this relative distance cou
 ETA_BINOM = 2e-10                      # assumed relative accuracy of Boost binom pmf / sf
 REL_SAFETY = 1e-9                      # relative factor on sums of non-negative terms
 LOG_TAU_V = -math.log(1e18)            # Bernstein tail level of the nuisance windows
-_DEBUG = False
 WIDTH_GOAL = 1e-6                      # aimed relative width (never above rel_tol)
 EXACT_BUDGET = 8_000_000               # (o, z) cells summed over the tables of a plan
 MAX_BAND = 40_000_000                  # band elements per evaluation
@@ -1065,9 +1064,6 @@ def _plan_for(mod: _Model, ev: _Evaluator, goal_rel: float, E_ref: float,
             cands.append((cost, est_i + est_j, _Plan("lattice", b=b, K=K)))
         if est_i <= 0.05 * goal_min or pts1 * COST_POINT > PLAN_TIERS[-1][1]:
             break
-    if _DEBUG:
-        for c in sorted(cands, key=lambda c: c[0])[:40]:
-            print(f"  plan {c[2]} cost {c[0]:.3g}s est {c[1] / E_ref:.3g}")
     for fac, budget in PLAN_TIERS:
         goal_abs = min(goal_rel * fac, 0.5 * rel_tol) * E_ref
         ok = [c for c in cands if c[1] <= 0.5 * goal_abs and c[0] <= budget]
