@@ -60,6 +60,31 @@ class EpsilonResult:
         return 0.0 if self.upper == 0 else (self.upper - self.lower) / self.upper
 
 
+def saddle_log_delta(g: np.ndarray, p: np.ndarray, n: int, rtol: float = 1e-10) -> float:
+    """Uncertified Bahadur-Rao estimate of ``log(E[(G_1 + ... + G_n)_+] / n)`` for atoms ``g``
+    (probabilities ``p > 0``) with ``E[G] < 0 < max g``:
+    ``M(theta)^n / (theta^2 sqrt(2 pi n) sigma_theta n)`` at the saddle point ``theta``.
+    Raises ``ValueError`` if the saddle point cannot be bracketed."""
+    gmax = g.max()
+    lp = np.log(p)
+
+    def f(th):
+        return float(np.dot(np.exp(lp + th * (g - gmax)), g))
+    th_hi = 1.0 / gmax
+    while f(th_hi) < 0:
+        th_hi *= 2
+        if th_hi > 1e300:
+            raise ValueError("saddle point out of range")
+    th = optimize.brentq(f, 0, th_hi, rtol=rtol)
+    z = lp + th * g
+    zm = z.max()
+    logM = zm + math.log(np.exp(z - zm).sum())
+    q = np.exp(z - logM)
+    var = float(np.dot(q, g * g) - np.dot(q, g) ** 2)
+    return n * logM - math.log(th * th * math.sqrt(2 * math.pi * n * max(var, 1e-300))) \
+        - math.log(n)
+
+
 def approx_epsilon(law: GPARV, n: int, delta: float) -> float:
     """Uncertified saddle-point (Bahadur-Rao) estimate of ``eps(delta)``; a starting point.
 
@@ -76,22 +101,7 @@ def approx_epsilon(law: GPARV, n: int, delta: float) -> float:
         if float(np.dot(g, p)) >= -1e-9 * float(np.dot(p, np.abs(g))):
             sd = math.sqrt(float(np.dot(p, g * g)))
             return math.log(sd / math.sqrt(2 * math.pi * n))
-        gmax = g.max()
-        lp = np.log(p)
-
-        def f(th):
-            return float(np.dot(np.exp(lp + th * (g - gmax)), g))
-        th_hi = 1.0 / gmax
-        while f(th_hi) < 0:
-            th_hi *= 2
-        th = optimize.brentq(f, 0, th_hi, rtol=1e-10)
-        z = lp + th * g
-        zm = z.max()
-        logM = zm + math.log(np.exp(z - zm).sum())
-        q = np.exp(z - logM)
-        var = float(np.dot(q, g * g) - np.dot(q, g) ** 2)
-        return n * logM - math.log(th * th * math.sqrt(2 * math.pi * n * max(var, 1e-300))) \
-            - math.log(n)
+        return saddle_log_delta(g, p, n)
 
     target = math.log(delta)
     if log_est(0.0) <= target:

@@ -84,6 +84,7 @@ from . import _validate as V
 from .engine import DEFAULT_ABS_TOL, DeltaResult, chernoff_upper
 from .errors import NumericalError, ParameterError
 from .gparv import GPARV
+from .search import saddle_log_delta
 
 __all__ = ["supports", "delta_bracket_structured", "epsilon_bracket_structured",
            "StructuredShape", "structured_shape"]
@@ -1084,32 +1085,11 @@ def _bahadur_rao(shape: StructuredShape, n: int, eps: float) -> float:
         return 0.0
     if float(np.dot(p, g)) >= 0:
         return float(np.dot(p, np.maximum(g, 0)))
-    lp = np.log(p)
-    gm = g.max()
-
-    def f(th):
-        return float(np.dot(np.exp(lp + th * (g - gm)), g))
-
-    hi = 1.0 / gm
-    while f(hi) < 0:
-        hi *= 2
-        if hi > 1e6:
-            return 0.0
     first = float(np.dot(p, np.maximum(g, 0)))      # delta <= E[G_+] always
-    if f(0.0) >= 0:
-        return first
     try:
-        th = optimize.brentq(f, 0.0, hi, xtol=1e-14, rtol=1e-12)
-    except ValueError:                              # only a hint: fall back to E[G_+]
+        logd = saddle_log_delta(g, p, n, rtol=1e-12)
+    except (ValueError, ArithmeticError):           # only a hint: fall back to E[G_+]
         return first
-    z = lp + th * g
-    zm = z.max()
-    Kc = zm + math.log(np.exp(z - zm).sum())
-    q = np.exp(z - Kc)
-    v = float(np.dot(q, g ** 2))
-    if th <= 1e-12 or v <= 0:                       # mean ~0: no large-deviation regime
-        return first
-    logd = n * Kc - math.log(th * th * math.sqrt(2 * math.pi * n * v)) - math.log(n)
     return min(first, math.exp(max(logd, -745.0)))
 
 
