@@ -31,6 +31,13 @@ Nuisance tables (eps-free, reused across ``eps``):
 
 * ``exact`` (small ``n``): one table per ``T`` with the exact atoms ``o + E z`` (multinomial
   masses from Boost's binomial pmf); no approximation.
+* ``zsplit`` (moderate ``n``, large ``E``): condition on ``Z``: given ``Z = z``, ``O`` is
+  ``Bin(m - z, kappa)``, so ``g_m(c) = sum_z P(Z = z) E[(c - beta E z - beta O)_+]``.  One table
+  of ``Z`` rows (one per ``T``) and one of cumulative ``O`` rows (one per ``N = m - z``), both
+  on common Chernoff windows; per band element the ``z`` with ``c - beta E z`` above the ``O``
+  window are a closed form (``E[(c' - beta O)_+] = c' - beta N kappa`` up to an upper tail),
+  those below contribute a tail only, and the ``~ (o window) / E`` in between are one lookup
+  each.  No approximation; all sums are of non-negative terms (summation by parts).
 * ``lattice``: ``T`` is cut into blocks of ``b`` consecutive values; block ``[T_b - b + 1, T_b]``
   uses the law of ``V'_{m0}``, ``m0 = n - T_b``, computed by inverting its characteristic function
   (closed form, centred, ``exp(m0 log phi)``) with an inverse FFT on the lattice ``Z / K``.
@@ -580,10 +587,230 @@ def _lattice_table(nu: _Nuisance, m0: int, K: int, half_width_V: float) -> _Tabl
                   K=K, size=N, pmax=pmax, span=span)
 
 
+# ----------------------------------------------------------------------------- z-split tables
+def _binom_rows(Ns: np.ndarray, lo: int, hi: int, p: float):
+    """Masses ``P(Bin(N, p) = o)`` for every row ``N`` in ``Ns`` and ``o = lo..hi``.
+
+    Returns ``(P, rel, sabs)``: ``P`` has shape ``(len(Ns), hi - lo + 1)``; every cell is within
+    ``rel * P + (its share of sabs)`` of the truth and ``sabs`` bounds, for every row, the sum
+    of the absolute errors of the cells below ``1e-40`` of the row maximum.  One Boost ``pmf``
+    per row (at the row's mode, clipped to the window), log-ratio recurrences along the row
+    (their rounding is bounded as in :func:`_exact_grid`)."""
+    Ns = np.asarray(Ns, dtype=np.int64)
+    os_ = np.arange(lo, hi + 1)
+    Og = np.broadcast_to(os_[None, :].astype(float), (Ns.size, os_.size))
+    k = Ns[:, None].astype(float)
+    if p <= 0:
+        return (Og == 0).astype(float), 0.0, 0.0
+    if p >= 1:
+        return (Og == k).astype(float), 0.0, 0.0
+    mode = np.clip(np.floor((Ns + 1) * p), lo, np.minimum(hi, Ns))
+    pm = _pmf(mode, Ns, p)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.log((k - Og) / (Og + 1.0)) + math.log(p / (1 - p))     # log P(o+1)/P(o)
+    r = np.where((Og < k) & (Og >= 0), r, -np.inf)
+    rf = np.where(np.isfinite(r), r, -1e300)
+    C = np.zeros_like(r)
+    C[:, 1:] = np.cumsum(rf[:, :-1], axis=1)
+    mi = (mode - lo).astype(np.int64)[:, None]
+    Cm = np.take_along_axis(C, mi, axis=1)
+    with np.errstate(divide="ignore", over="ignore", under="ignore", invalid="ignore"):
+        P = np.where((Og <= k) & (Og >= 0), pm[:, None] * np.exp(C - Cm), 0.0)
+        d_o = np.abs(np.arange(os_.size)[None, :] - mi) + 2.0
+        lerr = 2 * d_o * U * (np.abs(C - Cm) + 4.0 + 2 * np.log(k + 2.0))
+    P = np.where(np.isfinite(P), P, 0.0)
+    lerr = np.where(np.isfinite(lerr) & (P > 0), lerr, 0.0)
+    big = P >= 1e-40 * np.maximum(P.max(axis=1, keepdims=True), 1e-300)
+    rel_rec = float(np.expm1(lerr[big].max())) if big.any() else 0.0
+    small = np.where(big, 0.0, P * np.expm1(np.minimum(lerr, 700.0)) + 1e-300)
+    sabs = float(small.sum(axis=1).max()) if small.size else 0.0
+    if np.any(pm < 1e-300):            # rows whose anchor underflowed: every cell is suspect
+        sabs += os_.size * 1e-300
+    return P, 3 * ETA_BINOM + 1e-12 + rel_rec, min(1.0, sabs)
+
+
+def _cum_seq(W: int) -> float:
+    """Relative error bound of two nested sequential cumulative sums of ``W`` non-negative
+    terms (``numpy.cumsum`` along an axis): ``2 W u`` with a margin."""
+    return 2.02 * (W + 1) * U
+
+
+def _cumcum(P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Row-wise ``F[:, i] = sum_{j < i} P[:, j]`` and ``FF[:, i] = sum_{j < i} F[:, j]``
+    (``i = 0..W``); sums of non-negative terms (relative error ``<= _cum_seq(W)``)."""
+    R, W = P.shape
+    F = np.zeros((R, W + 1))
+    np.cumsum(P, axis=1, out=F[:, 1:])
+    FF = np.zeros((R, W + 1))
+    np.cumsum(F[:, :-1], axis=1, out=FF[:, 1:])
+    return F, FF
+
+
+@dataclass
+class _ZSplit:
+    """Eps-free tables of the z-split plan for one model (see :func:`_zsplit_eval`).
+
+    ``V = O + E Z``: ``Z ~ Bin(m, qZ)`` (rows ``m = n - T`` for the ``T`` window, common window
+    ``[z_lo, z_hi]``) and, given ``Z = z``, ``O ~ Bin(N, kappa)`` with ``N = m - z`` (rows
+    ``N_min..N_max``, common window ``[o_lo, o_hi]``).  Stochastic monotonicity in the number of
+    trials makes the common windows' tail bounds hold for every row."""
+
+    z_lo: int
+    z_hi: int
+    o_lo: int
+    o_hi: int
+    N_min: int
+    kappa: float
+    PZ: np.ndarray          # (rows T, Wz) masses of Z
+    PZc: np.ndarray         # cumulative (rows T, Wz + 1)
+    PZcc: np.ndarray        # cumulative of the cumulative
+    FO: np.ndarray          # (rows N, Wo + 1) cumulative masses of O, raveled
+    FFO: np.ndarray         # cumulative of the cumulative, raveled
+    Wo: int
+    rel_Z: float
+    rel_O: float
+    sabs_Z: float
+    sabs_O: float
+    tau_Z: float            # P(Z < z_lo) + P(Z > z_hi) (every row)
+    tau_O: float            # P(O < o_lo) + P(O > o_hi) (every row)
+    e_O: float              # E[(O - o_hi)_+] (every row)
+    size: int
+
+
+def _zsplit_geometry(mod) -> tuple[int, int, int, int, int, int]:
+    """Windows ``(z_lo, z_hi, o_lo, o_hi, N_min, N_max)`` of the z-split tables of ``mod``."""
+    nu = mod.nu
+    kappa = nu.qO / (nu.qO + nu.qF) if nu.qO + nu.qF > 0 else 0.0
+    m_min, m_max = int(mod.m.min()), int(mod.m.max())
+    z_lo = _binom_window(m_min, nu.qZ, mod.log_tau)[0]
+    z_hi = _binom_window(m_max, nu.qZ, mod.log_tau)[1]
+    N_min, N_max = max(m_min - z_hi, 0), max(m_max - z_lo, 0)
+    o_lo = _binom_window(N_min, kappa, mod.log_tau)[0]
+    o_hi = _binom_window(N_max, kappa, mod.log_tau)[1]
+    return z_lo, z_hi, o_lo, o_hi, N_min, N_max
+
+
+def _excess_bound(N: int, p: float, h: int) -> float:
+    """``E[(Bin(N, p) - h)_+]`` upper bound: Chernoff terms ``P(X >= k)``, ``k > h``, decay at
+    least geometrically with ratio ``e^-lam``, ``lam = log((h+1)(1-p) / ((N-h-1) p))``."""
+    if h >= N or p <= 0:
+        return 0.0
+    if p >= 1:
+        return float(N - h)
+    k = h + 1
+    if k <= N * p:
+        return N * p - h + math.sqrt(N * p * (1 - p))        # not a tail: mean excess + sd
+    lam = math.log(k * (1 - p) / max((N - k) * p, 1e-300)) if N > k else math.inf
+    first = math.exp(_log_tail_ge(N, p, k))
+    return first / -math.expm1(-lam) if lam < math.inf else first
+
+
+def _build_zsplit(mod) -> _ZSplit:
+    nu = mod.nu
+    z_lo, z_hi, o_lo, o_hi, N_min, N_max = _zsplit_geometry(mod)
+    kappa = nu.qO / (nu.qO + nu.qF) if nu.qO + nu.qF > 0 else 0.0
+    m_min, m_max = int(mod.m.min()), int(mod.m.max())
+    tz = _binom_window(m_min, nu.qZ, mod.log_tau)[2] if z_lo > 0 else -math.inf
+    tz2 = _binom_window(m_max, nu.qZ, mod.log_tau)[3]
+    to = _binom_window(N_min, kappa, mod.log_tau)[2] if o_lo > 0 else -math.inf
+    to2 = _binom_window(N_max, kappa, mod.log_tau)[3]
+    PZ, rel_Z, sabs_Z = _binom_rows(mod.m.astype(np.int64), z_lo, z_hi, nu.qZ)
+    PZc, PZcc = _cumcum(PZ)
+    PO, rel_O, sabs_O = _binom_rows(np.arange(N_min, N_max + 1), o_lo, o_hi, kappa)
+    FO, FFO = _cumcum(PO)
+    Wo = o_hi - o_lo + 1
+    return _ZSplit(z_lo, z_hi, o_lo, o_hi, N_min, kappa, PZ, PZc, PZcc, FO.ravel(),
+                   FFO.ravel(), Wo, rel_Z, rel_O, sabs_Z, sabs_O,
+                   tau_Z=min(1.0, math.exp(tz) + math.exp(tz2)),
+                   tau_O=min(1.0, math.exp(to) + math.exp(to2)),
+                   e_O=_excess_bound(N_max, kappa, o_hi), size=PZ.size + FO.size)
+
+
+def _zsplit_eval(mod, zs: _ZSplit, T_idx: np.ndarray, c: np.ndarray, c_err: np.ndarray,
+                 beta: float) -> tuple[np.ndarray, np.ndarray]:
+    """Certified ``(lower, upper)`` of ``g(c) = E[(c - beta V_m)_+]``, ``m = n - T``, for every
+    band element (``T = Ts[T_idx]``), exact up to tails and rounding.
+
+    ``g(c) = sum_z P(Z = z) H_{m-z}(c - beta E z)`` with ``H_N(c') = E[(c' - beta O_N)_+]``.
+    ``c' = c - beta E z`` decreases in ``z``:
+
+    * ``c' >= beta o_hi`` (``z <= z1``): ``H = c' - beta N kappa + beta E[(O - c'/beta)_+]``, in
+      ``[c' - beta N kappa, ... + beta E[(O - o_hi)_+]]``; the ``z``-sum is closed form,
+      ``sum_{z <= z1} P(z) (a1 + b (z1 - z)) = a1 P(Z <= z1) + b sum_{j < z1} P(Z <= j)`` with
+      ``a1 = c - beta m kappa - b z1``, ``b = beta (E - kappa)`` (no cancellation).
+    * ``c' < beta o_lo`` (``z >= z0``): ``0 <= H <= c'_+ P(O < o_lo)``.
+    * the ``~ (o_hi - o_lo) / E + 3`` values in between (one ``z`` of margin on each side, so
+      that rounding cannot misplace a ``z``): ``H = (c' - beta k) F(k) + beta FF(k)``,
+      ``k = min(floor(c' / beta), o_hi)``, from the cumulative tables of ``O`` (summation by
+      parts: no cancellation), plus ``c'_+ P(O outside)``.
+
+    Rounding: ``H`` is ``F``-Lipschitz in ``c'`` and an off-by-one index changes it by the
+    boundary atom's ``(c' - beta k) P(k)`` with ``|c' - beta k|`` at rounding level; both are
+    covered by ``rad * (F(k + 1) + P(O < o_lo))`` per pair.  Relative errors of the tabulated
+    masses and their cumulative sums multiply non-negative terms."""
+    E = mod.E
+    kap = zs.kappa
+    m = mod.m[T_idx]
+    cb = c / beta
+    # one z of margin on each side: c'/beta moves by E > 1 per z, so the zones below hold
+    # whatever the rounding of cb
+    z1 = np.floor((cb - zs.o_hi) / E) - 1
+    z0 = np.floor((cb - zs.o_lo) / E) + 2
+    z1c = np.clip(z1, zs.z_lo - 1, zs.z_hi).astype(np.int64)
+    z0c = np.clip(z0, zs.z_lo, zs.z_hi + 1).astype(np.int64)
+    z0c = np.maximum(z0c, z1c + 1)
+    Wz = zs.z_hi - zs.z_lo + 1
+    # linear zone
+    li = z1c - zs.z_lo + 1
+    Pc = zs.PZc[T_idx, li]
+    CC = zs.PZcc[T_idx, li]
+    b = beta * (E - kap)
+    a1 = c - beta * m * kap - b * z1c
+    lin = a1 * Pc + b * CC
+    mag_lin = np.abs(a1) * Pc + b * CC
+    ea1 = c_err + 8 * U * (np.abs(c) + beta * m * kap + b * np.abs(z1c))
+    r_lin = zs.rel_Z + _cum_seq(Wz) + 8 * U
+    # middle zone, flattened
+    nm = z0c - z1c - 1
+    tot = int(nm.sum())
+    mid = np.zeros(c.size)
+    if tot:
+        ez = np.repeat(np.arange(c.size), nm)
+        start = np.cumsum(nm) - nm
+        zz = (z1c + 1)[ez] + (np.arange(tot) - start[ez])
+        cp = c[ez] - (beta * E) * zz
+        k = np.floor(cp / beta)
+        kk = np.clip(k, zs.o_lo - 1, zs.o_hi)
+        i = (kk - zs.o_lo + 1).astype(np.int64)
+        # rows N = m - z (z > m has P(Z = z) = 0: any row will do)
+        iN = np.clip(m[ez] - zz - zs.N_min, 0, zs.FO.size // (zs.Wo + 1) - 1).astype(np.int64)
+        flat = iN * (zs.Wo + 1) + i
+        F = zs.FO[flat]
+        FF = zs.FFO[flat]
+        h = np.maximum(cp - beta * kk, 0.0) * F + beta * FF
+        wz = zs.PZ[T_idx[ez], zz - zs.z_lo]
+        mid = np.bincount(ez, weights=wz * h, minlength=c.size)
+        # rounding of c' and k: H is F-Lipschitz, an off-by-one index moves it by the boundary
+        # atom's (c' - beta k) P(k); both <= rad * (F(k + 1) + P(O < o_lo))
+        rad = 2 * c_err[ez] + 16 * U * (np.abs(cp) + np.abs(c[ez]) + beta * E * np.abs(zz)
+                                        + beta * (np.abs(kk) + 2))
+        F1 = zs.FO[flat + (i < zs.Wo)]
+        mid_err = np.bincount(ez, weights=wz * rad * (F1 + zs.tau_O), minlength=c.size)
+    else:
+        mid_err = np.zeros(c.size)
+    r_mid = zs.rel_Z + zs.rel_O + _cum_seq(zs.Wo + 1) + 16 * U
+    cpos = np.maximum(c + c_err, 0.0)
+    absm = (cpos + np.abs(a1) + b * Wz) * zs.sabs_Z + beta * (zs.Wo + 2) * zs.sabs_O
+    lo = lin - r_lin * mag_lin - ea1 * Pc + mid * (1 - r_mid) - mid_err * (1 + r_mid) - absm
+    up = (lin + r_lin * mag_lin + ea1 * Pc + (mid + mid_err) * (1 + r_mid) + absm
+          + beta * zs.e_O * Pc + cpos * (zs.tau_Z + zs.tau_O))
+    return np.maximum(lo, 0.0), np.maximum(up, 0.0)
+
+
 # ----------------------------------------------------------------------------- the model
 @dataclass
 class _Plan:
-    mode: str          # "exact" or "lattice"
+    mode: str          # "exact", "zsplit" or "lattice"
     b: int = 1
     K: int = 1
 
@@ -633,6 +860,25 @@ class _Model:
         self.table_points = 0
         self.gap_cache: dict = {}
         self.small_laws: dict = {}
+        self._zsplit: _ZSplit | None = None
+        self._zgeom: tuple | None = None
+        self._Ks: list[int] | None = None
+
+    def cf_denominators(self) -> list[int]:
+        if self._Ks is None:
+            self._Ks = _cf_denominators(self.nu.E, 1024)
+        return self._Ks
+
+    def zsplit_geometry(self) -> tuple[int, int, int, int, int, int]:
+        if self._zgeom is None:
+            self._zgeom = _zsplit_geometry(self)
+        return self._zgeom
+
+    def zsplit(self) -> _ZSplit:
+        """The eps-free tables of the z-split plan (built once)."""
+        if self._zsplit is None:
+            self._zsplit = _build_zsplit(self)
+        return self._zsplit
 
     # -- plans ---------------------------------------------------------------------------
     def exact_cells(self, m: float) -> float:
@@ -692,7 +938,7 @@ class _Model:
                   ) -> tuple[np.ndarray, np.ndarray, float]:
         """Per-``T`` coefficients ``(gj, gi)``: the block-shift and integerisation gaps are
         ``beta * gj`` and ``beta * gi``; plus the integerisation mean bias per user / ``beta``."""
-        if plan.mode == "exact":
+        if plan.mode in ("exact", "zsplit"):
             z = np.zeros(self.Ts.size)
             return z, z, 0.0
         ck = ("gap", plan.b, plan.K)
@@ -913,6 +1159,13 @@ def _evaluate(mod: _Model, ev: _Evaluator, plan: _Plan) -> _Parts:
         parts.band_lo = float(np.dot(pl * w, hl))
         parts.band_up = float(np.dot(pu * w, hu))
         return parts
+    if plan.mode == "zsplit":
+        zs = mod.zsplit()
+        lo, up = _zsplit_eval(mod, zs, iT, c, c_err, beta)
+        parts.table_points = zs.size
+        parts.band_lo = float(np.dot(pl * w, lo))
+        parts.band_up = float(np.dot(pu * w, up))
+        return parts
     if plan.mode == "exact":
         # exact: g(c) = sum_v P(V_j = v) h_{m0}(c - beta v) over the exact law of the j users
         # added to the block's reference m0 (no approximation)
@@ -984,6 +1237,10 @@ COST_POINT = 0.8e-6        # seconds per lattice point of a nuisance table (meas
 COST_CELL = 0.3e-6         # seconds per (o, z) cell of an exact table
 COST_TABLE = 1e-3          # overhead per table
 COST_LOOK = 0.15e-6        # seconds per exact-table lookup (band element x small-law atom)
+COST_ZCELL = 0.1e-6        # seconds per cell of the z-split tables (measured 60-110 ns)
+COST_ZMID = 0.08e-6        # seconds per (band element, middle z) pair (measured 12-90 ns)
+COST_ZELEM = 0.1e-6        # seconds per band element of the z-split plan
+ZSPLIT_BUDGET = 4_000_000  # cells of the z-split tables (about 6 x 8 bytes each while built)
 PLAN_TIERS = ((1.0, 0.15), (10.0, 0.6), (100.0, 1.5), (1e12, 10.0))   # (goal factor, seconds)
 
 
@@ -1014,7 +1271,15 @@ def _plan_for(mod: _Model, ev: _Evaluator, goal_rel: float, E_ref: float,
     beta = ev.beta
     if W == 0 or beta == 0:
         return _Plan("lattice", b=1 << 40, K=1)
-    Ks = [1] if nu.qZ <= 0 else _cf_denominators(nu.E, 1024)
+    n_band = int(x.size)
+    # z-split: exact (no gap), cells of the Z and O tables once, ~(o window)/E pairs per element
+    z_lo, z_hi, o_lo, o_hi, N_min, N_max = mod.zsplit_geometry()
+    Wz, Wo = z_hi - z_lo + 1, o_hi - o_lo + 1
+    zcells = nT * Wz + (N_max - N_min + 1) * (Wo + 1)
+    z_eval = n_band * COST_ZELEM + n_band * min(Wo / nu.E + 2.0, float(Wz)) * COST_ZMID
+    if mod._zsplit is not None and z_eval <= 0.05:
+        return _Plan("zsplit")                        # built for this model: keep using it
+    Ks = [1] if nu.qZ <= 0 else mod.cf_denominators()
     m_min = int(mod.m.min())
     m_max = float(mod.m.max())
     pO, tO = nu.smooth_O(max(m_min, 0))
@@ -1023,7 +1288,6 @@ def _plan_for(mod: _Model, ev: _Evaluator, goal_rel: float, E_ref: float,
     bs = [1]
     while bs[-1] < 2 * nT:
         bs.append(bs[-1] * 2)
-    n_band = int(x.size)
     m_hi = float(mod.m.max())
     for b in bs:
         nblocks = (int(mod.Ts[-1]) // b) - (int(mod.Ts[0]) // b) + 1
@@ -1034,6 +1298,9 @@ def _plan_for(mod: _Model, ev: _Evaluator, goal_rel: float, E_ref: float,
         cost = (todo * (cells * COST_CELL + COST_TABLE)
                 + n_band * mod.exact_cells(float(min(b, nT))) * COST_LOOK)
         cands.append((cost, 0.0, _Plan("exact", b=b)))
+    if zcells <= ZSPLIT_BUDGET:
+        build = 0.0 if mod._zsplit is not None else zcells * COST_ZCELL + COST_TABLE
+        cands.append((build + z_eval, 0.0, _Plan("zsplit")))
     T0 = int(mod.Ts[0])
     goal_min = min(goal_rel, 0.5 * rel_tol) * E_ref
     for K in Ks[:8]:

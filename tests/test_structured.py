@@ -111,6 +111,64 @@ def test_random_structured_laws_against_enumeration(rng):
                 assert (r.upper - r.lower) <= 1e-7 * exact
 
 
+def _forced(law, n, eps, plan, log_tau=-60.0):
+    """The structured bracket of ``delta(eps)`` with the nuisance plan forced."""
+    sh = structured_shape(law)
+    mod = S._Model(sh, n, log_tau)
+    ev = S._Evaluator(mod, eps)
+    return S._assemble(S._evaluate(mod, ev, plan), n, sh, eps)
+
+
+@pytest.mark.parametrize("mech", TABLE1 + FINITE, ids=lambda m: m.describe())
+def test_zsplit_plan_equals_enumeration(mech):
+    """The z-split plan (Z rows, conditional binomial O tables) is exact up to tails."""
+    law = mech.gparv()
+    for n in (2, 9, 40):
+        for eps in _eps_grid(mech.eps0)[:5]:
+            exact = _exact(law, n, eps)
+            lo, up = _forced(law, n, eps, S._Plan("zsplit"))
+            assert_upper(up, exact)
+            assert_lower(lo, exact)
+            if exact > 1e-13:
+                assert up - lo <= 1e-7 * exact, (n, eps, exact, lo, up)
+
+
+def test_zsplit_random_laws_against_enumeration(rng):
+    for _ in range(25):
+        E = math.exp(rng.uniform(0.2, 5.0))
+        p = rng.dirichlet(np.ones(5) * rng.uniform(0.3, 3.0))
+        if rng.random() < 0.3:
+            p[rng.integers(0, 4)] = 0.0                 # a missing atom type
+        p = p / p.sum()
+        law = GPARV([1.0, E, 1.0, E], [1.0, 1.0, E, E], p[:4] * rng.uniform(0.5, 1.0),
+                    math.log(E))
+        if structured_shape(law).pX <= 0:
+            continue
+        n = int(rng.integers(2, 31))
+        for eps in (0.0, rng.uniform(0, math.log(E)), 0.97 * math.log(E)):
+            exact = delta_enumerate(law, n, eps)
+            lo, up = _forced(law, n, eps, S._Plan("zsplit"), log_tau=float(rng.uniform(-60, -8)))
+            assert lo <= exact <= up, (E, p, n, eps, exact, lo, up)
+
+
+def test_binom_rows_and_excess_bound():
+    Ns = np.arange(950, 1010)
+    P, rel, sabs = S._binom_rows(Ns, 60, 160, 0.11)
+    ref = stats.binom.pmf(np.arange(60, 161)[None, :], Ns[:, None], 0.11)
+    big = ref > 1e-40 * ref.max(axis=1, keepdims=True)
+    assert np.all(np.abs(P - ref)[big] <= (rel + 1e-13) * ref[big])
+    assert np.all(np.where(big, 0.0, np.abs(P - ref)).sum(axis=1) <= sabs + 1e-300)
+    assert rel < 1e-8
+    for N, p, h in [(1000, 0.11, 140), (1000, 0.11, 110), (1000, 0.11, 80), (50, 0.5, 40),
+                    (10_000, 0.002, 60)]:
+        k = np.arange(h + 1, N + 1)
+        exact = float(np.sum((k - h) * stats.binom.pmf(k, N, p)))
+        bound = S._excess_bound(N, p, h)
+        assert exact <= bound * (1 + 1e-9)
+        if exact > 1e-200 and h > N * p:
+            assert bound <= 50 * exact          # not absurdly loose in the tail
+
+
 def test_zero_beyond_eps0_and_list_input():
     law = RAPPOR(2.0).gparv()
     rs = delta_bracket_structured(law, 500, [0.5, 2.0, 3.0])
@@ -159,9 +217,11 @@ def test_lattice_plans_contain_exact_plan():
         assert (ue - le) <= 1e-7 * ue
         for plan in (S._Plan("lattice", 1, 1), S._Plan("lattice", 16, 1),
                      S._Plan("lattice", 1 << 20, 1), S._Plan("lattice", 4, 3),
-                     S._Plan("exact", 1, 1), S._Plan("exact", 64, 1)):
+                     S._Plan("exact", 1, 1), S._Plan("exact", 64, 1), S._Plan("zsplit")):
             lo, up = S._assemble(S._evaluate(mod, ev, plan), n, sh, eps)
             assert lo <= ue and le <= up, (mech.describe(), plan, (le, ue), (lo, up))
+            if plan.mode == "zsplit":                  # exact too: as narrow
+                assert up - lo <= 1e-7 * up
 
 
 def test_lattice_table_matches_exact_table():
