@@ -68,6 +68,10 @@ def laws_for(mechanism: Mechanism, bound: str, eps_hint: float | None = None,
     if bound == "upper":
         return mechanism.gparv_laws()
     if bound == "lower":
+        from .joint import JointMechanism          # lazy: amp.joint imports this module
+        if isinstance(mechanism, JointMechanism):
+            # its own Theorem 5 pairs (inputs distinct in every component), not a matrix pair
+            return mechanism.lower_laws()
         if isinstance(mechanism, MatrixMechanism) or (
                 mechanism.finite and not mechanism.symmetric):
             return mechanism.lower_laws(_worst_pair(mechanism, eps_hint, n))

@@ -46,6 +46,7 @@ that is below ``abs_tol``. Laws with the Table 1 shape go to :mod:`amp.structure
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import Iterable
@@ -152,21 +153,24 @@ def delta_bracket(law: GPARV, n: int, eps: float | Iterable[float], *,
 def _delta_one(law: GPARV, n: int, eps: float, rel_tol: float, method: str,
                max_points: int, abs_tol: float = DEFAULT_ABS_TOL) -> DeltaResult:
     g, p = law.atoms(eps)
-    if g.max() <= 0:
-        return DeltaResult(eps, n, 0.0, 0.0, "zero", label=law.label)
     # per-atom magnitude |a| + e^eps |b|: g = a - e^eps b carries an absolute error
-    # <= ~4 u * magnitude (inputs a, b within 2 u relative)
+    # <= ~4 u * magnitude (inputs a, b within 2 u relative of the exact ratios)
     mag = law.a + math.exp(eps) * law.b
     if law.off_mass > 0:
         mag = np.append(mag, 0.0)
     noise = 16 * U * mag
+    if np.all(g + noise <= 0):
+        return DeltaResult(eps, n, 0.0, 0.0, "zero", label=law.label)
+    # the exact atoms are within `noise` of g: paths that evaluate the float atoms exactly
+    # are widened by `widen` (a relative 32u on the atoms, absolute noise where they cancel)
+    floor = atom_floor(g, p, noise)
     if np.all(g <= noise):
         # every positive atom is floating-point noise around 0 (eps = log max a/b): the exact
         # atoms are <= noise, so E[S_+]/n <= E[G_+] <= sum p noise over atoms near 0
         return DeltaResult(eps, n, 0.0, float(np.dot(p, noise * (g > -noise))), "zero",
                            label=law.label)
     # (sum G_i)_+ <= sum (G_i)_+, so delta <= E[G_+]: a certified bound that needs no FFT
-    first_moment = math.fsum(p * np.maximum(g, 0.0)) * (1 + 1e-12)
+    first_moment = math.fsum(p * np.maximum(g + noise, 0.0)) * (1 + 1e-12)
     if method == "auto" and first_moment <= abs_tol:
         return DeltaResult(eps, n, 0.0, first_moment, "first-moment", label=law.label)
     if method == "auto" and n > 1 and abs_tol > 0:
@@ -195,20 +199,55 @@ def _delta_one(law: GPARV, n: int, eps: float, rel_tol: float, method: str,
         else:
             v = delta_enumerate(law, n, eps)
         # enumeration sums positive terms with log-space weights: relative error << 1e-10
-        return DeltaResult(eps, n, max(0.0, v * (1 - 1e-10)), max(v * (1 + 1e-10), TINY),
-                           "exact", label=law.label)
+        lo, up = widen(v * (1 - 1e-10), v * (1 + 1e-10), floor)
+        return DeltaResult(eps, n, lo, max(up, TINY), "exact", label=law.label)
     if method == "auto":
         small = _few_blanket_users(law, n, eps)
         if small is not None:
-            return small
+            lo, up = widen(small.lower, small.upper, floor)
+            return dataclasses.replace(small, lower=lo, upper=up)
     try:
         return _fft_certified(g, p, n, eps, rel_tol, max_points, law.label, abs_tol, mag)
     except NumericalError:
         if method == "auto" and n_compositions(n, k) <= EXACT_FALLBACK_COMPOSITIONS:
             v = delta_enumerate(law, n, eps)
-            return DeltaResult(eps, n, max(0.0, v * (1 - 1e-10)), max(v * (1 + 1e-10), TINY),
-                               "exact", label=law.label)
+            lo, up = widen(v * (1 - 1e-10), v * (1 + 1e-10), floor)
+            return DeltaResult(eps, n, lo, max(up, TINY), "exact", label=law.label)
         raise
+
+
+# ----------------------------------------------------------------------------- float atoms
+ATOM_RHO = 32 * U          # relative noise of an atom with |g| >= (|a| + e^eps |b|) / 2
+
+
+def atom_floor(g: np.ndarray, p: np.ndarray, noise: np.ndarray) -> tuple[float, float, float]:
+    """How far the exact ``delta`` can be from the ``delta`` of the float atoms ``g``.
+
+    Every exact atom lies within ``noise`` (``16 u (|a| + e^eps |b|)``) of ``g``.  Atoms with
+    ``|g| >= 2 noise / 32u`` (no cancellation) are within a relative ``rho = 32 u``; scaling
+    the positive part ``P`` of ``S`` up by ``1 + rho`` and the negative part ``N`` down by
+    ``1 - rho`` gives ``(S')_+ <= (1 + rho) ((P - N)_+ + 2.01 rho P)`` with ``E[P] = n E[G_+]``
+    (only positive atoms count: huge negative atoms such as ``1 - e^eps E`` cost nothing).  The
+    other (cancellation-prone) atoms move ``S`` by at most their ``noise`` each.  Returns
+    ``(rho, E[G_+] (noise included), sum p noise over the cancellation-prone atoms)``; see
+    :func:`widen`."""
+    g = np.asarray(g, dtype=float)
+    p = np.asarray(p, dtype=float)
+    noise = np.asarray(noise, dtype=float)
+    rel = np.abs(g) * ATOM_RHO >= noise
+    gpos = float(np.dot(p, np.maximum(g + noise, 0.0)))
+    absn = float(np.dot(p[~rel], noise[~rel]))
+    return ATOM_RHO, gpos, absn
+
+
+def widen(lower: float, upper: float, floor: tuple[float, float, float]
+          ) -> tuple[float, float]:
+    """``(lower, upper)`` for the float atoms -> certified for the exact atoms
+    (:func:`atom_floor`); an upper end of 0 stays 0 only when no atom can be positive."""
+    rho, gpos, absn = floor
+    up = (1 + rho) * (upper + 2.01 * rho * gpos) * (1 + 4 * U) + absn
+    lo = (1 - rho) * (lower - 2.01 * rho * gpos) * (1 - 4 * U) - absn
+    return max(lo, 0.0), up
 
 
 # ----------------------------------------------------------------------------- Chernoff
@@ -249,7 +288,8 @@ def chernoff_upper(g: np.ndarray, p: np.ndarray, n: int, noise: np.ndarray | Non
     # sum and the log (a few u): each term's relative error, times n through the power
     err_logM = 4 * U * (float(np.abs(lp).max()) + math.exp(t) * scale + 16)
     best += n * err_logM + 64 * U + 1e-12 - math.log(n)
-    return math.exp(best) if best < 709 else math.inf
+    # never 0: the bound is positive (exp underflow at huge n must not read as "delta = 0")
+    return max(math.exp(best), TINY) if best < 709 else math.inf
 
 
 # ----------------------------------------------------------------------------- few users

@@ -264,6 +264,8 @@ class _UnaryEncoding(Mechanism):
     symmetric = True
     p1: float
     q: float
+    p1c: float               # 1 - p1, computed without cancellation
+    qc: float                # 1 - q
     MAX_MATRIX_D = 14
 
     def __init__(self, eps0: float, d: int | None = None):
@@ -277,7 +279,12 @@ class _UnaryEncoding(Mechanism):
 
     def _r(self, bit: int) -> float:
         """Ratio ``R(x)(y) / base(y)`` as a function of the bit ``y_x``."""
-        return self.p1 / self.q if bit else (1 - self.p1) / (1 - self.q)
+        return self.p1 / self.q if bit else self.p1c / self.qc
+
+    def _rr(self, u: int, v: int) -> float:
+        """``_r(u) / _r(v)``: ``e^(eps0 (u - v))`` exactly (``r1 / r0 = e^eps0`` by design),
+        computed from ``eps0`` (one rounding) rather than as a ratio of ratios."""
+        return math.exp(self.eps0 * (u - v)) if u != v else 1.0
 
     def matrix(self) -> np.ndarray:
         if self.d is None:
@@ -287,17 +294,16 @@ class _UnaryEncoding(Mechanism):
                                  f"(max {self.MAX_MATRIX_D}); the closed forms need no matrix")
         d = self.d
         Y = np.array(list(itertools.product([0, 1], repeat=d)), dtype=float)  # 2^d x d
-        base = np.prod(np.where(Y == 1, self.q, 1 - self.q), axis=1)
+        base = np.prod(np.where(Y == 1, self.q, self.qc), axis=1)
         M = np.empty((d, Y.shape[0]))
         for x in range(d):
-            M[x] = base * np.where(Y[:, x] == 1, self.p1 / self.q,
-                                   (1 - self.p1) / (1 - self.q))
+            M[x] = base * np.where(Y[:, x] == 1, self.p1 / self.q, self.p1c / self.qc)
         return M
 
     def gparv_laws(self) -> list[GPARV]:
         r1, r0 = self._r(1), self._r(0)
         q = self.q
-        P0 = {1: q, 0: 1 - q}
+        P0 = {1: q, 0: self.qc}
         a_, b_, p_ = [], [], []
         # blanket c(y) = base(y) * min_x r(y_x); min is r(0) unless every bit of y is 1.
         if self.d is None:
@@ -310,9 +316,10 @@ class _UnaryEncoding(Mechanism):
                 for all_ones_rest, mass in flags:
                     if mass <= 0:
                         continue
-                    rmin = r1 if (u == 1 and w == 1 and all_ones_rest) else r0
-                    a_.append(self._r(u) / rmin)
-                    b_.append(self._r(w) / rmin)
+                    bmin = 1 if (u == 1 and w == 1 and all_ones_rest) else 0
+                    rmin = r1 if bmin else r0
+                    a_.append(self._rr(u, bmin))
+                    b_.append(self._rr(w, bmin))
                     p_.append(P0[u] * P0[w] * mass * rmin)
         form = "Table 1" if self.d is None else f"d={self.d}"
         return [GPARV(a_, b_, p_, self.eps0, f"{self.name} ({form}), eps0={self.eps0:g}")]
@@ -323,9 +330,9 @@ class _UnaryEncoding(Mechanism):
         q, p1 = self.q, self.p1
         a_, b_, p_ = [], [], []
         for u0, u1, u2 in itertools.product((0, 1), repeat=3):
-            prob = ((q if u0 else 1 - q) * (q if u1 else 1 - q) * (p1 if u2 else 1 - p1))
-            a_.append(self._r(u0) / self._r(u2))
-            b_.append(self._r(u1) / self._r(u2))
+            prob = ((q if u0 else self.qc) * (q if u1 else self.qc) * (p1 if u2 else self.p1c))
+            a_.append(self._rr(u0, u2))
+            b_.append(self._rr(u1, u2))
             p_.append(prob)
         return [GPARV(a_, b_, p_, self.eps0, f"{self.name} Theorem 5, eps0={self.eps0:g}")]
 
@@ -343,6 +350,8 @@ class RAPPOR(_UnaryEncoding):
         h = math.exp(self.eps0 / 2)
         self.p1 = h / (h + 1)
         self.q = 1 / (h + 1)
+        self.p1c = 1 / (h + 1)
+        self.qc = h / (h + 1)
 
 
 class OUE(_UnaryEncoding):
@@ -351,8 +360,11 @@ class OUE(_UnaryEncoding):
     name = "OUE"
 
     def _set_probs(self) -> None:
+        E = math.exp(self.eps0)
         self.p1 = 0.5
-        self.q = 1 / (math.exp(self.eps0) + 1)
+        self.q = 1 / (E + 1)
+        self.p1c = 0.5
+        self.qc = E / (E + 1)
 
 
 # ---------------------------------------------------------------------------- local hashing

@@ -236,7 +236,10 @@ def epsilon_bracket(law: GPARV, n: int, delta: float, *, rel_tol: float = DEFAUL
                 raise NumericalError(
                     f"cannot resolve eps to relative width {rel_tol:g}: delta brackets at "
                     f"eps={e:.6g} contain the target; certified bracket so far "
-                    f"[{lo:.6g}, {hi:.6g}]")
+                    f"[{lo:.6g}, {hi:.6g}]"
+                    + (" (the target is near the floating-point floor of the atoms, about "
+                       "1e-14: ask for a larger rel_tol or a larger delta)"
+                       if r.upper - r.lower < 1e-12 else ""))
             dtol = max(dtol / 4, 1e-6)
         # slope of log delta vs log eps from the two most recent distinct points
         pts = [(x, math.sqrt(a * b) if a > 0 else b) for x, a, b in hist if x > 0 and b > 0]

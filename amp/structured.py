@@ -88,7 +88,7 @@ from scipy import fft as sfft
 from scipy import optimize, stats
 
 from . import _validate as V
-from .engine import DEFAULT_ABS_TOL, DeltaResult, chernoff_upper
+from .engine import DEFAULT_ABS_TOL, DeltaResult, atom_floor, chernoff_upper, widen
 from .errors import NumericalError, ParameterError
 from .gparv import GPARV
 from .search import saddle_log_delta
@@ -1226,9 +1226,9 @@ def _assemble(parts: _Parts, n: int, shape: StructuredShape, eps: float
              + parts.band_up * (1 + REL_SAFETY) + parts.T_tail)
     lower = max(0.0, lower) / n
     upper = upper / n
-    dev = shape.dev_a + math.exp(eps) * shape.dev_b     # idealisation of the atoms
-    lower = max(0.0, lower - dev)
-    upper = upper + dev
+    # idealisation of the atoms, and their floating-point distance to the exact ratios
+    dev = shape.dev_a + math.exp(eps) * shape.dev_b
+    lower, upper = widen(max(0.0, lower - dev), upper + dev, _atom_floor(shape, eps))
     return lower, max(upper, lower, TINY)
 
 
@@ -1372,8 +1372,30 @@ def _check(law: GPARV, n: int) -> tuple[StructuredShape, int]:
     return shape, n
 
 
-def _zero(eps: float, n: int, shape: StructuredShape, label: str, why: str) -> DeltaResult:
-    dev = shape.dev_a + math.exp(eps) * shape.dev_b
+def _atom_noise(shape: StructuredShape, eps: float) -> tuple[np.ndarray, np.ndarray]:
+    """Atoms ``g`` of the four blanket types and their floating-point noise
+    ``16 u (a + w b)`` (the float ``E`` and ``e^eps`` are within a few ulps of the exact ones)."""
+    E, w = shape.E, math.exp(eps)
+    g = np.array([1 - w, E - w, 1 - w * E, E - w * E])
+    noise = 16 * U * np.array([1 + w, E + w, 1 + w * E, E + w * E])
+    return g, noise
+
+
+def _atom_floor(shape: StructuredShape, eps: float) -> tuple[float, float, float]:
+    """:func:`amp.engine.atom_floor` of the four blanket types (see :func:`amp.engine.widen`)."""
+    g, noise = _atom_noise(shape, eps)
+    return atom_floor(g, np.array([shape.pO, shape.pX, shape.pY, shape.pZ]), noise)
+
+
+def _floor_width(shape: StructuredShape, eps: float, upper: float) -> float:
+    """Width that :func:`amp.engine.widen` alone adds to a bracket ending at ``upper``."""
+    rho, gpos, absn = _atom_floor(shape, eps)
+    return 2 * (rho * upper + 2.01 * rho * gpos + absn) + 16 * U * upper
+
+
+def _zero(eps: float, n: int, shape: StructuredShape, label: str, why: str,
+          noise_level: float = 0.0) -> DeltaResult:
+    dev = shape.dev_a + math.exp(eps) * shape.dev_b + noise_level
     return DeltaResult(eps, n, 0.0, dev, "structured", label=label, details={"why": why})
 
 
@@ -1382,13 +1404,16 @@ def _delta_one(shape: StructuredShape, n: int, eps: float, rel_tol: float, label
                abs_tol: float = DEFAULT_ABS_TOL) -> DeltaResult:
     E = shape.E
     w = math.exp(eps)                       # within 1 ulp of e^eps
-    if shape.pX <= 0 or E <= w * (1 - 4 * U):
+    g4, noise4 = _atom_noise(shape, eps)
+    p4 = np.array([shape.pO, shape.pX, shape.pY, shape.pZ])
+    live = p4 > 0
+    if np.all(g4[live] + noise4[live] <= 0):
         return _zero(eps, n, shape, label, "S <= 0 surely")
-    if E <= w * (1 + 4 * U):
-        # E ~ e^eps within rounding: 0 <= delta <= E[G_+] = pX (E - e^eps)_+ <= pX 8u E
-        r = _zero(eps, n, shape, label, "eps = log E within rounding")
-        return DeltaResult(eps, n, 0.0, r.upper + shape.pX * 8 * U * E, "structured",
-                           label=label, details=r.details)
+    if shape.pX <= 0 or np.all(g4[live] <= noise4[live]):
+        # every positive atom is rounding noise around 0 (eps = log E within rounding):
+        # 0 <= delta <= E[G_+] <= sum p noise over the atoms that may be positive
+        lvl = float(np.dot(p4[live], noise4[live] * (g4[live] > -noise4[live])))
+        return _zero(eps, n, shape, label, "eps = log E within rounding", lvl)
     if abs_tol > 0 and n > 1 and hint is None:
         # a delta far below any practical target: the Chernoff bound settles it cheaply
         ga = np.array([1 - w, E - w, 1 - w * E, E - w * E, 0.0])
@@ -1417,14 +1442,19 @@ def _delta_one(shape: StructuredShape, n: int, eps: float, rel_tol: float, label
     lower, upper = _assemble(parts, n, shape, eps)
     # the T window must not dominate the width
     tails = parts.T_tail + parts.lin_tail + parts.zero_tail
-    if tails / n > 1e-2 * goal * max(lower, TINY) and mod.log_tau > -690:
+    # (tails far below the atoms' floating-point floor cannot matter)
+    floor_n = _floor_width(shape, eps, 0.0) * n
+    if (tails > 1e-2 * goal * max(lower * n, TINY) and tails > 1e-3 * floor_n
+            and mod.log_tau > -690):
         mod2 = _model(shape, n, max(mod.log_tau - 30.0, -700.0))
         if mod2 is not mod:
             return _delta_one(shape, n, eps, rel_tol, label,
                               hint=max(lower, TINY) if lower > 0 else est * 1e-6, goal=goal,
                               abs_tol=abs_tol)
     width = (upper - lower) / upper if upper > 0 else 0.0
-    if width > rel_tol and upper - lower > abs_tol:
+    # the atoms' floating-point slack (both ends) is a floor no computation can lower: the
+    # width check applies to what lies above it
+    if width > rel_tol and upper - lower > abs_tol + 1.01 * _floor_width(shape, eps, upper):
         raise NumericalError(f"structured delta at eps={eps:g}, n={n}: certified relative width "
                              f"{width:.3g} exceeds rel_tol={rel_tol:g}")
     details = {"plan": (plan.mode, plan.b, plan.K), "T_window": (mod.T_lo, mod.T_hi),
@@ -1444,7 +1474,11 @@ def delta_bracket_structured(law: GPARV, n: int, eps: float | Iterable[float], *
 
     The relative width aimed at is ``min(rel_tol, 1e-6)``; a width above ``rel_tol`` raises
     :class:`~amp.errors.NumericalError` unless ``upper - lower <= abs_tol`` (as in
-    :func:`amp.engine.delta_bracket`: deltas far below any practical target).  An iterable
+    :func:`amp.engine.delta_bracket`: deltas far below any practical target) plus the
+    floating-point floor: the float atoms ``E``, ``e^eps`` are within ``16 u (a + e^eps b)`` of
+    the exact ones (:func:`amp.engine.atom_floor`: about ``64 u E[G_+]`` plus a relative
+    ``32 u``, plus the noise of atoms near 0 such as ``E - e^eps`` at ``eps ~ eps0``); both ends
+    always include it.  An iterable
     ``eps`` returns a list and reuses the eps-free count machinery (windows, nuisance tables).
     """
     shape, n = _check(law, n)

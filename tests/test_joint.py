@@ -359,3 +359,18 @@ def test_example_6_0_bad_input():
         example_6_0(1, 1.0)
     with pytest.raises(ParameterError):
         example_6_0(3, 0.0)
+
+
+def test_theorem5_lower_bound_of_finite_joint_mechanisms():
+    """bounds.delta/epsilon(bound="lower") use the joint Theorem 5 pairs (not a matrix pair):
+    the lower bound is the exact delta of those laws and stays below the upper bound."""
+    from amp import bounds
+    from amp.exact import delta_enumerate as enum
+    for J in (JointMechanism([KRR(3, 1.0)] * 2), JointMechanism([KRR(4, 1.0), KRR(3, 0.5)])):
+        n, eps = 6, 0.3
+        lo = bounds.delta(J, n, eps, bound="lower")
+        exact = max(enum(law, n, eps) for law in J.lower_laws())
+        assert lo.lower <= exact <= lo.upper
+        assert lo.upper <= bounds.delta(J, n, eps).upper
+        e_lo = bounds.epsilon(J, 1000, 1e-6, bound="lower")
+        assert 0 < e_lo.value <= bounds.epsilon(J, 1000, 1e-6).value

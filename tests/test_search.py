@@ -7,7 +7,7 @@ import math
 import pytest
 
 from amp import bounds as B
-from amp.errors import ParameterError
+from amp.errors import NumericalError, ParameterError
 from amp.exact import delta_enumerate
 from amp.mechanisms import KRR, OUE, RAPPOR, BLH
 from amp.search import approx_epsilon, epsilon_bracket
@@ -110,13 +110,16 @@ def test_structured_search_small_n_vs_enumeration():
 
 
 def test_structured_search_tiny_delta_target():
-    """Targets below the engine's default abs_tol (1e-16) are still resolved."""
+    """Small targets are resolved down to the floating-point floor of the atoms (~1e-14),
+    below which the search says so instead of returning noise."""
     law = RAPPOR(3.0).gparv()
-    r = epsilon_bracket(law, 5_000, 1e-20, rel_tol=1e-3)
+    r = epsilon_bracket(law, 5_000, 1e-12, rel_tol=1e-3)
     assert r.method == "structured" and 0 < r.lower < r.upper and r.rel_width <= 1e-3
     from amp.engine import delta_bracket
-    assert delta_bracket(law, 5_000, r.upper, abs_tol=0.0, method="structured").upper <= 1e-20
-    assert delta_bracket(law, 5_000, r.lower, abs_tol=0.0, method="structured").lower > 1e-20
+    assert delta_bracket(law, 5_000, r.upper, abs_tol=0.0, method="structured").upper <= 1e-12
+    assert delta_bracket(law, 5_000, r.lower, abs_tol=0.0, method="structured").lower > 1e-12
+    with pytest.raises(NumericalError, match="floating-point floor"):
+        epsilon_bracket(law, 5_000, 1e-20, rel_tol=1e-3)
 
 
 def test_calibration_cap_is_certified_before_it_is_returned():
