@@ -102,6 +102,14 @@ def _worst_pair(mechanism: Mechanism, eps: float | None, n: int | None) -> tuple
     return best_pair
 
 
+def _check_mechanism(mechanism: object) -> Mechanism:
+    if not isinstance(mechanism, Mechanism):
+        raise ParameterError("mechanism must be an amp mechanism (KRR, RAPPOR, OUE, OLH, BLH, "
+                             "HadamardResponse, MatrixMechanism, JointMechanism), got "
+                             f"{type(mechanism).__name__}")
+    return mechanism
+
+
 def _check_bound(bound: str) -> str:
     if bound not in ("upper", "lower"):
         raise ParameterError(f"bound must be 'upper' or 'lower', got {bound!r}")
@@ -119,10 +127,13 @@ def delta(mechanism: Mechanism, n: int, eps: float, *, bound: str = "upper",
     n = V.int_at_least("n", n, 1)
     eps = V.positive_float("eps", eps, allow_zero=True)
     _check_bound(bound)
+    _check_mechanism(mechanism)
     laws = laws if laws is not None else laws_for(mechanism, bound, eps, n)
     res = [delta_bracket(law, n, eps, rel_tol=rel_tol, method=method) for law in laws]
-    lo = max(r.lower for r in res)
-    hi = max(r.upper for r in res)
+    # both are at most 1 (E[S_+]/n <= E[G_+] <= sum p a <= 1 for a mechanism's laws; a
+    # hockey-stick divergence is <= 1): clip the safety pads
+    lo = min(max(r.lower for r in res), 1.0)
+    hi = min(max(r.upper for r in res), 1.0)
     value = hi if bound == "upper" else lo
     methods = ",".join(sorted({r.method for r in res}))
     return BoundResult("delta", value, lo, hi, bound, methods, mechanism.describe(), n,
@@ -142,6 +153,7 @@ def epsilon(mechanism: Mechanism, n: int, delta: float, *, bound: str = "upper",
     n = V.int_at_least("n", n, 1)
     delta_ = V.probability_open("delta", delta)
     _check_bound(bound)
+    _check_mechanism(mechanism)
     laws = laws if laws is not None else laws_for(mechanism, bound, None, n)
     res: list[EpsilonResult] = [
         epsilon_bracket(law, n, delta_, rel_tol=rel_tol, method=method, progress=progress)
@@ -168,11 +180,15 @@ def calibrate_eps0(make: Callable[[float], Mechanism], n: int, eps: float, delta
     n = V.int_at_least("n", n, 1)
     eps = V.positive_float("eps", eps)
     delta_ = V.probability_open("delta", delta)
+    eps0_max = V.eps0_value(eps0_max, "eps0_max")
+    if not callable(make):
+        raise ParameterError(f"make must be a callable eps0 -> mechanism, got "
+                             f"{type(make).__name__}")
 
     used: set[str] = set()
 
     def status(e0: float) -> int:
-        r = delta_fn(make(e0), n, eps, rel_tol=DEFAULT_REL_TOL, method=method)
+        r = delta_fn(_check_mechanism(make(e0)), n, eps, rel_tol=DEFAULT_REL_TOL, method=method)
         used.update(r.method.split(","))
         if progress is not None:
             progress(f"eps0={e0:.6g}: delta in [{r.lower:.4g}, {r.upper:.4g}]")

@@ -139,6 +139,9 @@ def delta_bracket(law: GPARV, n: int, eps: float | Iterable[float], *,
         exceeds ``rel_tol`` (deltas far below any practical target, e.g. ``eps`` close to
         the largest value with ``delta > 0``); the upper end stays certified.
     """
+    if not isinstance(law, GPARV):
+        raise ParameterError(f"law must be a GPARV (e.g. mechanism.gparv()), got "
+                             f"{type(law).__name__}")
     n = V.int_at_least("n", n, 1)
     rel_tol = V.positive_float("rel_tol", rel_tol, upper=0.5)
     if method not in METHODS:

@@ -95,9 +95,19 @@ def blanket_of_matrix(M: np.ndarray) -> Blanket:
     return Blanket(c=c, gamma=gamma, omega=c / gamma, leftover=lo)
 
 
+def _inputs(M: np.ndarray, **xs: object) -> None:
+    """Each named input must be a row index of ``M`` (no negative wrap-around)."""
+    for name, x in xs.items():
+        if isinstance(x, bool) or not isinstance(x, (int, np.integer)) \
+                or not 0 <= int(x) < M.shape[0]:
+            raise ParameterError(f"{name} must be an input index in [0, {M.shape[0] - 1}], "
+                                 f"got {x!r}")
+
+
 def pair_law_from_matrix(M: np.ndarray, x0: int, x1: int, eps0: float | None = None,
                          label: str = "") -> GPARV:
     """GPARV law of the pair ``(x0, x1)``: ``a = M[x0]/c``, ``b = M[x1]/c`` with mass ``c``."""
+    _inputs(M, x0=x0, x1=x1)
     c = M.min(axis=0)
     e0 = matrix_eps0(M) if eps0 is None else eps0
     return GPARV(M[x0] / c, M[x1] / c, c, e0, label or f"pair ({x0}, {x1})")
@@ -105,7 +115,9 @@ def pair_law_from_matrix(M: np.ndarray, x0: int, x1: int, eps0: float | None = N
 
 def lower_law_from_matrix(M: np.ndarray, x0: int, x1: int, x2: int,
                           eps0: float | None = None, label: str = "") -> GPARV:
-    """Theorem 5's variable: ``a = M[x0]/M[x2]``, ``b = M[x1]/M[x2]`` with mass ``M[x2]``."""
+    """Theorem 5's variable: ``a = M[x0]/M[x2]``, ``b = M[x1]/M[x2]`` with mass ``M[x2]``
+    (the datasets ``(x0, x2, ..., x2)`` and ``(x1, x2, ..., x2)``; ``x2`` may equal ``x0``)."""
+    _inputs(M, x0=x0, x1=x1, x2=x2)
     e0 = matrix_eps0(M) if eps0 is None else eps0
     return GPARV(M[x0] / M[x2], M[x1] / M[x2], M[x2], e0,
                  label or f"Theorem 5 triple ({x0}, {x1}, {x2})")

@@ -123,7 +123,12 @@ def _law_summary(law: GPARV, eps: float, mode: str) -> ParvSummary:
     Ee = math.exp(eps)
     g = law.a - Ee * law.b                   # G values on the blanket atoms
     w = law.p / gam
-    a = -gam * float(np.dot(w, g))
+    # a = -E[G] = gam (e^eps sum w b - sum w a), written as gam ((e^eps - 1) sum w b +
+    # (sum w b - sum w a)) so that the two sums (equal for mechanism laws) do not cancel; a
+    # smaller a is the conservative side (mean closer to 0), hence the downward pad
+    sa, sb = math.fsum(w * law.a), math.fsum(w * law.b)
+    a = gam * (math.expm1(eps) * sb + (sb - sa))
+    a -= 8 * _U * gam * (Ee * sb + sa)
     second = gam * gam * float(np.dot(w, g * g))
     if mode == "exact":
         lmax, width = gam * float(g.max()), gam * float(g.max() - g.min())
@@ -228,12 +233,15 @@ def _delta_one(kind: str, laws: list[GPARV] | None, eps0: float, n: int, eps: fl
     out = 0.0
     Ee = math.exp(eps)
     for law in laws:
-        if eps >= law.max_eps():
-            continue
-        # G <= 0 surely when every positive atom is floating-point noise around 0 (e.g. eps =
-        # eps0 and a ratio (e^(eps0/2))^2 one ulp above e^eps0): delta is 0, as in the engine
+        # the exact atoms are within `noise` of g: G <= 0 surely only if g + noise <= 0; when
+        # every positive atom is floating-point noise around 0 (eps ~ eps0) delta is tiny
         g = law.a - Ee * law.b
-        if np.all(g <= 16 * _U * (law.a + Ee * law.b)):
+        noise = 16 * _U * (law.a + Ee * law.b)
+        if np.all(g + noise <= 0):
+            continue
+        if np.all(g <= noise):
+            # delta <= E[G_+] <= sum p noise over the atoms that may be positive
+            out = max(out, float(np.dot(law.p, noise * (g > -noise))))
             continue
         out = max(out, fn(parv_summary(law, eps, range_mode), n))
     return out

@@ -66,7 +66,7 @@ import numpy as np
 from scipy import stats
 
 from .. import _validate as V
-from ..errors import ParameterError
+from ..errors import NumericalError, ParameterError
 from ._search import (FLOAT_REL, BaselineResult, chernoff_window, delta_targets, eps_array,
                       invert_delta, pack)
 
@@ -83,6 +83,9 @@ SOURCE_FMT = ("Feldman, McMillan, Talwar, 'Hiding among the clones', FOCS 2021 "
 
 
 # ----------------------------------------------------------------------------- shared engine
+MAX_CLONE_WINDOW = 20_000_000     # clone counts per evaluation (~10 arrays of 8 bytes)
+
+
 def clone_family_delta(n: int, clone_prob: float, w2: float, log_ratio: float, w0: float,
                        eps: np.ndarray, tail_mass: float = DEFAULT_TAIL_MASS
                        ) -> tuple[np.ndarray, np.ndarray]:
@@ -119,6 +122,10 @@ def clone_family_delta(n: int, clone_prob: float, w2: float, log_ratio: float, w
         return lower, upper
     N = n - 1
     lo, hi, outside = chernoff_window(N, clone_prob, tail_mass)
+    if hi - lo > MAX_CLONE_WINDOW:
+        raise NumericalError(f"the exact clone divergence at n={n} needs {hi - lo + 2} clone "
+                             f"counts (max {MAX_CLONE_WINDOW}); use closed_form_delta / "
+                             "closed_form_epsilon at this scale")
     t = np.arange(max(lo, 1), hi + 2, dtype=np.int64)           # t = 0 never contributes
     P_prev = stats.binom.pmf(t - 1, N, clone_prob) if N > 0 else (t - 1 == 0).astype(float)
     P_cur = stats.binom.pmf(t, N, clone_prob) if N > 0 else (t == 0).astype(float)
