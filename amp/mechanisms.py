@@ -252,6 +252,14 @@ class KRR(Mechanism):
     def lower_laws(self, pair=None) -> list[GPARV]:
         if self.k < 3:
             raise ParameterError(f"k must be >= 3 for the Theorem 5 lower bound, got {self.k}")
+        if pair is not None:
+            # k-RR is symmetric: every pair of distinct inputs gives this law; still check it
+            ok = (isinstance(pair, (tuple, list)) and len(pair) == 2
+                  and all(isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+                          and 0 <= int(x) < self.k for x in pair) and pair[0] != pair[1])
+            if not ok:
+                raise ParameterError(f"pair must be two distinct inputs in [0, {self.k - 1}], "
+                                     f"got {pair!r}")
         e0, p, k = math.exp(self.eps0), self.p, self.k
         # y ~ R(x2): y = x2 w.p. e0 p, y = x0 or x1 w.p. p each, another value w.p. (k-3) p
         return [GPARV([1 / e0, e0, 1.0, 1.0], [1 / e0, 1.0, e0, 1.0],

@@ -104,3 +104,20 @@ def test_large_eps0_unary_encodings_do_not_crash():
     for mech in (RAPPOR(100.0), RAPPOR(100.0, d=3), OUE(100.0), BLH(100.0)):
         r = bounds.delta(mech, 10, 50.0)
         assert 0.0 <= r.lower <= r.upper <= 1.0
+
+
+def test_clear_errors_in_baseline_inversions_and_pairs():
+    from amp.baselines.blanket_bounds import hoeffding_epsilon
+    from amp.baselines.clone import clone_epsilon
+    for bad in ("a", ["a"], []):
+        with pytest.raises(ParameterError):
+            clone_epsilon(1.0, 10, bad)
+    for xtol in (0.0, -1.0, float("nan")):
+        with pytest.raises(ParameterError, match="xtol"):
+            clone_epsilon(1.0, 10, 1e-3, xtol=xtol)
+        with pytest.raises(ParameterError, match="xtol"):
+            hoeffding_epsilon(1.0, 1000, 1e-3, xtol=xtol)
+    for pair in ((5, 9), (1, 1), (-1, 2)):
+        with pytest.raises(ParameterError, match="pair"):
+            KRR(4, 1.0).lower_laws(pair=pair)
+    assert KRR(4, 1.0).lower_laws(pair=(1, 3))[0].same_law(KRR(4, 1.0).lower_laws()[0])

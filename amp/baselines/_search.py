@@ -84,7 +84,13 @@ def delta_targets(delta: object, name: str = "delta") -> tuple[np.ndarray, bool]
     """Validate target ``delta`` values in ``(0, 1)``; return ``(array, scalar)``."""
     if isinstance(delta, numbers.Real) and not isinstance(delta, bool):
         return np.array([V.probability_open(name, delta)]), True
-    arr = np.asarray(delta, dtype=float)
+    try:
+        arr = np.asarray(delta, dtype=float)
+    except (TypeError, ValueError):
+        raise ParameterError(f"{name} must be a number or an array of numbers in (0, 1), "
+                             f"got {delta!r}") from None
+    if arr.size == 0:
+        raise ParameterError(f"{name} must not be empty")
     if arr.ndim == 0:
         return np.array([V.probability_open(name, float(arr))]), True
     for d in arr.ravel():
@@ -193,6 +199,7 @@ def invert_delta(delta_fn: Callable[[float], tuple[float, float]], target: float
         ``lower(lo) > target`` when ``certified_lo`` is True, so for a bound that is
         non-increasing in ``eps`` the exact crossing point lies in ``[lo, hi]``.
     """
+    xtol = V.positive_float("xtol", xtol, upper=0.5)
     lo_d, up_d = delta_fn(0.0)
     if up_d <= target:
         return 0.0, 0.0, 0.0, True
