@@ -46,9 +46,8 @@ that is below ``abs_tol``. Laws with the Table 1 shape go to :mod:`amp.structure
 
 from __future__ import annotations
 
-import dataclasses
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Iterable
 
 import numpy as np
@@ -208,7 +207,7 @@ def _delta_one(law: GPARV, n: int, eps: float, rel_tol: float, method: str,
         small = _few_blanket_users(law, n, eps)
         if small is not None:
             lo, up = widen(small.lower, small.upper, floor)
-            return dataclasses.replace(small, lower=lo, upper=up)
+            return replace(small, lower=lo, upper=up)
     try:
         return _fft_certified(g, p, n, eps, rel_tol, max_points, law.label, abs_tol, mag)
     except NumericalError:

@@ -310,6 +310,18 @@ def plot_hockey_stick(p: Sequence[float], q: Sequence[float], eps: float, *,
     return ax
 
 
+def _finish_delta_axes(ax, logy: bool, title: str):
+    """Labels, scale, title, grid and legend of a ``delta(eps)`` plot."""
+    ax.set(xlabel=r"central $\varepsilon$", ylabel=r"$\delta(\varepsilon)$")
+    if logy:
+        ax.set_yscale("log")
+    if title:
+        ax.set_title(title)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize="small")
+    return ax
+
+
 def plot_delta_curves(eps: Sequence[float], curves: Mapping[str, Sequence[float]], *,
                       logy: bool = True, title: str = "", ax=None):
     """``delta(eps)`` curves, one line per entry of ``curves`` (label -> values at ``eps``)."""
@@ -320,14 +332,7 @@ def plot_delta_curves(eps: Sequence[float], curves: Mapping[str, Sequence[float]
         if logy:
             v = np.where(v > 0, v, np.nan)
         ax.plot(eps, v, ls=styles[i % len(styles)], label=label)
-    ax.set(xlabel=r"central $\varepsilon$", ylabel=r"$\delta(\varepsilon)$")
-    if logy:
-        ax.set_yscale("log")
-    if title:
-        ax.set_title(title)
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize="small")
-    return ax
+    return _finish_delta_axes(ax, logy, title)
 
 
 def plot_decomposition(decomposition, component_labels: Sequence[str], *, ax=None):

@@ -47,7 +47,7 @@ from .errors import NumericalError, ParameterError
 from .gparv import GPARV
 from .joint import JointMechanism, joint_copies
 from .mechanisms import BLH, KRR, OUE, RAPPOR, Mechanism
-from .plots import _axes as _plots_axes, _plt
+from .plots import _axes as _plots_axes, _finish_delta_axes, _plt
 from .baselines.stronger_clone import stronger_clone_counterexample  # noqa: F401 (re-export)
 from .search import approx_epsilon, epsilon_bracket
 
@@ -580,14 +580,7 @@ def plot_delta_comparison(eps: Sequence[float], curves: Mapping[str, Sequence[fl
         else:
             ax.plot(eps, v, color=f"C{k}", lw=1.8, label=label)
             k += 1
-    ax.set(xlabel=r"central $\varepsilon$", ylabel=r"$\delta(\varepsilon)$")
-    if logy:
-        ax.set_yscale("log")
-    if title:
-        ax.set_title(title)
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize="small")
-    return ax
+    return _finish_delta_axes(ax, logy, title)
 
 
 def plot_experiment_panel(pnl: Mapping, *, keys: Iterable[str] | None = None, ax=None,

@@ -282,6 +282,11 @@ class _Nuisance:
         return self.qO + self.E * self.qZ
 
     @property
+    def kappa(self) -> float:
+        """``P((1,1) | not (E,E))``: given ``Z = z``, ``O ~ Bin(m - z, kappa)``."""
+        return self.qO / (self.qO + self.qF) if self.qO + self.qF > 0 else 0.0
+
+    @property
     def var(self) -> float:
         return max(0.0, self.qO + self.E ** 2 * self.qZ - self.mu ** 2)
 
@@ -414,10 +419,56 @@ def _cumulate(vals: np.ndarray, p: np.ndarray, vc: float) -> tuple[np.ndarray, n
     return F, G
 
 
+BINOM_REL = 3 * ETA_BINOM + 1e-12     # Boost pmf at a row's anchor times another Boost pmf
+
+
+def _binom_rows(Ns: np.ndarray, lo: int, hi: int, p: float):
+    """Masses ``P(Bin(N, p) = o)`` for every row ``N`` in ``Ns`` and ``o = lo..hi``.
+
+    Returns ``(P, rel, sabs)``: ``P`` has shape ``(len(Ns), hi - lo + 1)``; every cell is within
+    ``rel * P + (its share of sabs)`` of the truth (``rel = BINOM_REL + recurrence error``) and
+    ``sabs`` bounds, for every row, the sum of the absolute errors of the cells below ``1e-40``
+    of the row maximum.  One Boost ``pmf``
+    per row (at the row's mode, clipped to the window), log-ratio recurrences along the row
+    (their rounding is bounded as in :func:`_exact_grid`)."""
+    Ns = np.asarray(Ns, dtype=np.int64)
+    os_ = np.arange(lo, hi + 1)
+    Og = np.broadcast_to(os_[None, :].astype(float), (Ns.size, os_.size))
+    k = Ns[:, None].astype(float)
+    if p <= 0:
+        return (Og == 0).astype(float), BINOM_REL, 0.0
+    if p >= 1:
+        return (Og == k).astype(float), BINOM_REL, 0.0
+    mode = np.clip(np.floor((Ns + 1) * p), lo, np.minimum(hi, Ns))
+    pm = _pmf(mode, Ns, p)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.log((k - Og) / (Og + 1.0)) + math.log(p / (1 - p))     # log P(o+1)/P(o)
+    r = np.where((Og < k) & (Og >= 0), r, -np.inf)
+    rf = np.where(np.isfinite(r), r, -1e300)
+    C = np.zeros_like(r)
+    C[:, 1:] = np.cumsum(rf[:, :-1], axis=1)
+    mi = (mode - lo).astype(np.int64)[:, None]
+    Cm = np.take_along_axis(C, mi, axis=1)
+    with np.errstate(divide="ignore", over="ignore", under="ignore", invalid="ignore"):
+        P = np.where((Og <= k) & (Og >= 0), pm[:, None] * np.exp(C - Cm), 0.0)
+        d_o = np.abs(np.arange(os_.size)[None, :] - mi) + 2.0
+        lerr = 2 * d_o * U * (np.abs(C - Cm) + 4.0 + 2 * np.log(k + 2.0))
+    P = np.where(np.isfinite(P), P, 0.0)
+    lerr = np.where(np.isfinite(lerr) & (P > 0), lerr, 0.0)
+    big = P >= 1e-40 * np.maximum(P.max(axis=1, keepdims=True), 1e-300)
+    rel_rec = float(np.expm1(lerr[big].max())) if big.any() else 0.0
+    small = np.where(big, 0.0, P * np.expm1(np.minimum(lerr, 700.0)) + 1e-300)
+    sabs = float(small.sum(axis=1).max()) if small.size else 0.0
+    if np.any(pm < 1e-300):            # rows whose anchor underflowed: every cell is suspect
+        sabs += os_.size * 1e-300
+    return P, BINOM_REL + rel_rec, min(1.0, sabs)
+
+
 def _exact_grid(nu: _Nuisance, m: int, log_tau: float):
     """Masses ``P(O = o, Z = z)`` of ``m`` nuisance users on a Chernoff window, as
-    ``(values o + E z, masses, outside mass bound, cells)``; masses carry a relative error
-    ``<= 3 ETA_BINOM + 1e-12`` (Boost pmf at the row modes, log-ratio recurrences along rows)."""
+    ``(values o + E z, masses, outside mass bound, cells, rel)``: ``Z ~ Bin(m, qZ)`` (Boost
+    pmf), ``O | Z = z ~ Bin(m - z, kappa)`` rows from :func:`_binom_rows`; the masses carry a
+    relative error ``<= rel``, the rows' tiny cells an absolute one (added to the outside mass)."""
     if m <= 0:
         return np.zeros(1), np.ones(1), 0.0, 1, 0.0
     out = 0.0
@@ -434,44 +485,11 @@ def _exact_grid(nu: _Nuisance, m: int, log_tau: float):
     zs = np.arange(z_lo, z_hi + 1)
     os_ = np.arange(o_lo, o_hi + 1)
     pz = _pmf(zs, m, nu.qZ) if nu.qZ > 0 else np.ones(1)
-    k = (m - zs)[:, None].astype(float)                 # trials of O given Z = z
-    Og = np.broadcast_to(os_[None, :].astype(float), (zs.size, os_.size))
-    rel_rec = 0.0
-    if nu.qO <= 0:
-        po = (Og == 0).astype(float)
-    elif nu.qF <= 0:
-        po = (Og == k).astype(float)
-    else:
-        kappa = nu.qO / (nu.qO + nu.qF)
-        mode = np.clip(np.floor((k[:, 0] + 1) * kappa), o_lo, np.minimum(o_hi, k[:, 0]))
-        pm = _pmf(mode, k[:, 0], kappa)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            r = np.log((k - Og) / (Og + 1.0)) + math.log(kappa / (1 - kappa))  # log P(o+1)/P(o)
-        r = np.where(Og < k, r, -np.inf)
-        rf = np.where(np.isfinite(r), r, -1e300)
-        C = np.zeros_like(r)
-        C[:, 1:] = np.cumsum(rf[:, :-1], axis=1)
-        mi = (mode - o_lo).astype(np.int64)[:, None]
-        Cm = np.take_along_axis(C, mi, axis=1)
-        with np.errstate(divide="ignore", over="ignore", under="ignore", invalid="ignore"):
-            po = np.where(Og <= k, pm[:, None] * np.exp(C - Cm), 0.0)
-            # rounding of the recurrence: |log error| <= 2 (|o - mode| + 2) u (|C - Cm| + 4
-            # + 2 log(k + 2)) (the log-ratios have one sign on each side of the mode)
-            d_o = np.abs(np.arange(os_.size)[None, :] - mi) + 2.0
-            lerr = 2 * d_o * U * (np.abs(C - Cm) + 4.0 + 2 * np.log(k + 2.0))
-        po = np.where(np.isfinite(po), po, 0.0)
-        lerr = np.where(np.isfinite(lerr) & (po > 0), lerr, 0.0)
-        big = po >= 1e-40 * max(float(po.max()), 1e-300)
-        rel_rec = float(np.expm1(lerr[big].max())) if big.any() else 0.0
-        # cells below 1e-40 of the row maxima: their absolute error goes to the outside mass
-        small_abs = float(np.sum((pz[:, None] * po * np.expm1(np.minimum(lerr, 700.0)))[~big]))
-        out += small_abs
-        if np.any(pm < 1e-300):           # rows whose anchor underflowed
-            out += float(np.sum(pz[pm < 1e-300])) * os_.size * 1e-300
+    po, rel, sabs = _binom_rows(m - zs, o_lo, o_hi, nu.kappa)
+    out += sabs                           # sum_z P(z) sabs_z <= max_z sabs_z
     P = (pz[:, None] * po).ravel()
-    vals = (Og + nu.E * zs[:, None]).ravel().astype(float)
+    vals = (os_[None, :].astype(float) + nu.E * zs[:, None]).ravel()
     keep = P > 0
-    rel = 3 * ETA_BINOM + 1e-12 + rel_rec
     return vals[keep], P[keep], min(1.0, out), int(zs.size * os_.size), rel
 
 
@@ -588,47 +606,6 @@ def _lattice_table(nu: _Nuisance, m0: int, K: int, half_width_V: float) -> _Tabl
 
 
 # ----------------------------------------------------------------------------- z-split tables
-def _binom_rows(Ns: np.ndarray, lo: int, hi: int, p: float):
-    """Masses ``P(Bin(N, p) = o)`` for every row ``N`` in ``Ns`` and ``o = lo..hi``.
-
-    Returns ``(P, rel, sabs)``: ``P`` has shape ``(len(Ns), hi - lo + 1)``; every cell is within
-    ``rel * P + (its share of sabs)`` of the truth and ``sabs`` bounds, for every row, the sum
-    of the absolute errors of the cells below ``1e-40`` of the row maximum.  One Boost ``pmf``
-    per row (at the row's mode, clipped to the window), log-ratio recurrences along the row
-    (their rounding is bounded as in :func:`_exact_grid`)."""
-    Ns = np.asarray(Ns, dtype=np.int64)
-    os_ = np.arange(lo, hi + 1)
-    Og = np.broadcast_to(os_[None, :].astype(float), (Ns.size, os_.size))
-    k = Ns[:, None].astype(float)
-    if p <= 0:
-        return (Og == 0).astype(float), 0.0, 0.0
-    if p >= 1:
-        return (Og == k).astype(float), 0.0, 0.0
-    mode = np.clip(np.floor((Ns + 1) * p), lo, np.minimum(hi, Ns))
-    pm = _pmf(mode, Ns, p)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        r = np.log((k - Og) / (Og + 1.0)) + math.log(p / (1 - p))     # log P(o+1)/P(o)
-    r = np.where((Og < k) & (Og >= 0), r, -np.inf)
-    rf = np.where(np.isfinite(r), r, -1e300)
-    C = np.zeros_like(r)
-    C[:, 1:] = np.cumsum(rf[:, :-1], axis=1)
-    mi = (mode - lo).astype(np.int64)[:, None]
-    Cm = np.take_along_axis(C, mi, axis=1)
-    with np.errstate(divide="ignore", over="ignore", under="ignore", invalid="ignore"):
-        P = np.where((Og <= k) & (Og >= 0), pm[:, None] * np.exp(C - Cm), 0.0)
-        d_o = np.abs(np.arange(os_.size)[None, :] - mi) + 2.0
-        lerr = 2 * d_o * U * (np.abs(C - Cm) + 4.0 + 2 * np.log(k + 2.0))
-    P = np.where(np.isfinite(P), P, 0.0)
-    lerr = np.where(np.isfinite(lerr) & (P > 0), lerr, 0.0)
-    big = P >= 1e-40 * np.maximum(P.max(axis=1, keepdims=True), 1e-300)
-    rel_rec = float(np.expm1(lerr[big].max())) if big.any() else 0.0
-    small = np.where(big, 0.0, P * np.expm1(np.minimum(lerr, 700.0)) + 1e-300)
-    sabs = float(small.sum(axis=1).max()) if small.size else 0.0
-    if np.any(pm < 1e-300):            # rows whose anchor underflowed: every cell is suspect
-        sabs += os_.size * 1e-300
-    return P, 3 * ETA_BINOM + 1e-12 + rel_rec, min(1.0, sabs)
-
-
 def _cum_seq(W: int) -> float:
     """Relative error bound of two nested sequential cumulative sums of ``W`` non-negative
     terms (``numpy.cumsum`` along an axis): ``2 W u`` with a margin."""
@@ -677,17 +654,20 @@ class _ZSplit:
     size: int
 
 
-def _zsplit_geometry(mod) -> tuple[int, int, int, int, int, int]:
-    """Windows ``(z_lo, z_hi, o_lo, o_hi, N_min, N_max)`` of the z-split tables of ``mod``."""
+def _zsplit_geometry(mod) -> tuple[int, int, int, int, int, int, float, float]:
+    """Windows ``(z_lo, z_hi, o_lo, o_hi, N_min, N_max)`` of the z-split tables of ``mod`` and
+    the tail masses ``tau_Z``, ``tau_O`` outside them (every row)."""
     nu = mod.nu
-    kappa = nu.qO / (nu.qO + nu.qF) if nu.qO + nu.qF > 0 else 0.0
+    kappa = nu.kappa
     m_min, m_max = int(mod.m.min()), int(mod.m.max())
-    z_lo = _binom_window(m_min, nu.qZ, mod.log_tau)[0]
-    z_hi = _binom_window(m_max, nu.qZ, mod.log_tau)[1]
+    z_lo, _, tz, _ = _binom_window(m_min, nu.qZ, mod.log_tau)
+    _, z_hi, _, tz2 = _binom_window(m_max, nu.qZ, mod.log_tau)
     N_min, N_max = max(m_min - z_hi, 0), max(m_max - z_lo, 0)
-    o_lo = _binom_window(N_min, kappa, mod.log_tau)[0]
-    o_hi = _binom_window(N_max, kappa, mod.log_tau)[1]
-    return z_lo, z_hi, o_lo, o_hi, N_min, N_max
+    o_lo, _, to, _ = _binom_window(N_min, kappa, mod.log_tau)
+    _, o_hi, _, to2 = _binom_window(N_max, kappa, mod.log_tau)
+    tau_Z = min(1.0, (math.exp(tz) if z_lo > 0 else 0.0) + math.exp(tz2))
+    tau_O = min(1.0, (math.exp(to) if o_lo > 0 else 0.0) + math.exp(to2))
+    return z_lo, z_hi, o_lo, o_hi, N_min, N_max, tau_Z, tau_O
 
 
 def _excess_bound(N: int, p: float, h: int) -> float:
@@ -707,13 +687,8 @@ def _excess_bound(N: int, p: float, h: int) -> float:
 
 def _build_zsplit(mod) -> _ZSplit:
     nu = mod.nu
-    z_lo, z_hi, o_lo, o_hi, N_min, N_max = _zsplit_geometry(mod)
-    kappa = nu.qO / (nu.qO + nu.qF) if nu.qO + nu.qF > 0 else 0.0
-    m_min, m_max = int(mod.m.min()), int(mod.m.max())
-    tz = _binom_window(m_min, nu.qZ, mod.log_tau)[2] if z_lo > 0 else -math.inf
-    tz2 = _binom_window(m_max, nu.qZ, mod.log_tau)[3]
-    to = _binom_window(N_min, kappa, mod.log_tau)[2] if o_lo > 0 else -math.inf
-    to2 = _binom_window(N_max, kappa, mod.log_tau)[3]
+    z_lo, z_hi, o_lo, o_hi, N_min, N_max, tau_Z, tau_O = mod.zsplit_geometry()
+    kappa = nu.kappa
     PZ, rel_Z, sabs_Z = _binom_rows(mod.m.astype(np.int64), z_lo, z_hi, nu.qZ)
     PZc, PZcc = _cumcum(PZ)
     PO, rel_O, sabs_O = _binom_rows(np.arange(N_min, N_max + 1), o_lo, o_hi, kappa)
@@ -721,8 +696,7 @@ def _build_zsplit(mod) -> _ZSplit:
     Wo = o_hi - o_lo + 1
     return _ZSplit(z_lo, z_hi, o_lo, o_hi, N_min, kappa, PZ, PZc, PZcc, FO.ravel(),
                    FFO.ravel(), Wo, rel_Z, rel_O, sabs_Z, sabs_O,
-                   tau_Z=min(1.0, math.exp(tz) + math.exp(tz2)),
-                   tau_O=min(1.0, math.exp(to) + math.exp(to2)),
+                   tau_Z=tau_Z, tau_O=tau_O,
                    e_O=_excess_bound(N_max, kappa, o_hi), size=PZ.size + FO.size)
 
 
@@ -869,7 +843,7 @@ class _Model:
             self._Ks = _cf_denominators(self.nu.E, 1024)
         return self._Ks
 
-    def zsplit_geometry(self) -> tuple[int, int, int, int, int, int]:
+    def zsplit_geometry(self) -> tuple[int, int, int, int, int, int, float, float]:
         if self._zgeom is None:
             self._zgeom = _zsplit_geometry(self)
         return self._zgeom
@@ -1273,7 +1247,7 @@ def _plan_for(mod: _Model, ev: _Evaluator, goal_rel: float, E_ref: float,
         return _Plan("lattice", b=1 << 40, K=1)
     n_band = int(x.size)
     # z-split: exact (no gap), cells of the Z and O tables once, ~(o window)/E pairs per element
-    z_lo, z_hi, o_lo, o_hi, N_min, N_max = mod.zsplit_geometry()
+    z_lo, z_hi, o_lo, o_hi, N_min, N_max, _, _ = mod.zsplit_geometry()
     Wz, Wo = z_hi - z_lo + 1, o_hi - o_lo + 1
     zcells = nT * Wz + (N_max - N_min + 1) * (Wo + 1)
     z_eval = n_band * COST_ZELEM + n_band * min(Wo / nu.E + 2.0, float(Wz)) * COST_ZMID
