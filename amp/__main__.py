@@ -1,5 +1,5 @@
 """``python -m amp``: see :mod:`amp.cli`."""
 
-from .cli import main
+from amp.cli import main
 
 raise SystemExit(main())

@@ -26,10 +26,10 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from . import bounds as B
-from .engine import METHODS
-from .errors import AmpError, NumericalError, ParameterError
-from .mechanisms import KRR, OLH, OUE, RAPPOR, HadamardResponse, MatrixMechanism, Mechanism
+from amp import api as B
+from amp.delta.dispatch import METHODS
+from amp.core.errors import AmpError, NumericalError, ParameterError
+from amp.mechanisms.table1 import KRR, OLH, OUE, RAPPOR, HadamardResponse, MatrixMechanism, Mechanism
 
 MECHANISMS = ("krr", "rappor", "oue", "blh", "olh", "hadamard", "matrix")
 CORE_BOUNDS = ("upper", "lower")
@@ -159,7 +159,7 @@ def mechanism_factory(args: argparse.Namespace) -> Callable[[float], Mechanism]:
     base = makers[m]
     if args.joint is None or args.joint == 1:
         return base
-    from .joint import JointMechanism  # joint composition (Section 6)
+    from amp.mechanisms.joint import JointMechanism  # joint composition (Section 6)
     J = args.joint
     return lambda e: JointMechanism([base(e / J) for _ in range(J)])
 
@@ -209,7 +209,7 @@ def run(args: argparse.Namespace) -> dict:
     if bound in BASELINE_BOUNDS:
         if args.method != "auto":
             raise ParameterError(f"--method applies to --bound upper|lower only, not {bound!r}")
-        from .baselines import run_baseline
+        from amp.baselines import run_baseline
         return run_baseline(bound, cmd, mech, args.n,
                             args.eps if cmd == "delta" else args.delta)
     raise ParameterError(f"bound must be one of {', '.join(CORE_BOUNDS + BASELINE_BOUNDS)}, "

@@ -22,7 +22,7 @@ import math
 import numpy as np
 from scipy import fft as sfft
 
-from amp.gparv import GPARV
+from amp.mechanisms.gparv import GPARV
 
 STEPS_PER_UNIT = 1200       # l = (e^eps0 - 1) / 1200 in the published experiments
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import gc
 import time
 
-from amp import bounds
+from amp import api as bounds
 from amp.mechanisms import KRR
 
 MECH = KRR(10, 4.0)
@@ -20,7 +20,7 @@ DELTA = 1e-6
 
 
 def best_of(fn, repeat: int = 3):
-    import amp.structured as st
+    import amp.delta.structured.core as st
     best, out = float("inf"), None
     for _ in range(repeat):
         st._MODELS.clear()

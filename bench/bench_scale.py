@@ -42,8 +42,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from algorithm4_published import delta_published, memory_bytes  # noqa: E402
 
-from amp import bounds  # noqa: E402
-from amp.engine import delta_bracket  # noqa: E402
+from amp import api as bounds  # noqa: E402
+from amp.delta.dispatch import delta_bracket  # noqa: E402
 from amp.mechanisms import BLH, KRR, OUE, RAPPOR  # noqa: E402
 
 DELTA = 1e-6
@@ -52,7 +52,7 @@ MECHS = {"10-RR": lambda e: KRR(10, e), "RAPPOR": RAPPOR, "OUE": OUE, "BLH": BLH
 
 def _fresh() -> None:
     """Drop amp's per-(law, n) caches so every cell starts cold."""
-    import amp.structured as st
+    import amp.delta.structured.core as st
     st._MODELS.clear()
     gc.collect()
 
@@ -146,7 +146,7 @@ def curve(log):
 
 
 def joint(log):
-    from amp.joint import JointMechanism
+    from amp.mechanisms.joint import JointMechanism
     print("\n== joint (generic FFT path): 3-joint 10-RR, eps0 = 4 (4/3 each), n = 1e6, "
           "rel-tol 1e-2")
     mech = JointMechanism([KRR(10, 4.0 / 3) for _ in range(3)])

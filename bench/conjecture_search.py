@@ -1,6 +1,6 @@
 """Exhaustive search for the most vulnerable neighbouring pair (Section 8 conjecture).
 
-Runs :func:`amp.conjecture.search` over a grid of small instances (k-RR, finite RAPPOR / OUE /
+Runs :func:`amp.oracles.conjecture.search` over a grid of small instances (k-RR, finite RAPPOR / OUE /
 BLH / Hadamard response, seeded random LDP matrices), prints one table line per (instance, n)
 and a summary of how often the conjectured pair ``X0 = (x0, x2, ..., x2)``,
 ``X1 = (x1, x2, ..., x2)`` (x0, x1, x2 distinct) attained the maximum. A second part follows
@@ -19,7 +19,7 @@ import time
 
 import numpy as np
 
-from amp.conjecture import constant_pair_curves, random_ldp_matrix, search
+from amp.oracles.conjecture import constant_pair_curves, random_ldp_matrix, search
 from amp.mechanisms import BLH, KRR, OUE, RAPPOR, HadamardResponse
 
 EPS_FRACTIONS = np.array([0.0, 0.1, 0.25, 0.5, 0.75, 0.9])

@@ -1,4 +1,4 @@
-"""Tests of amp.appendix_a: the blanket counts N0, N1 of k-RR (Appendix A)."""
+"""Tests of amp.oracles.appendix_a: the blanket counts N0, N1 of k-RR (Appendix A)."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ import math
 import numpy as np
 import pytest
 
-from amp.appendix_a import (MAX_N, CountLaw, appendix_a_report, b1_revealed_delta,
+from amp.oracles.appendix_a import (MAX_N, CountLaw, appendix_a_report, b1_revealed_delta,
                             blanket_parameters, conditional_delta, dependent_law,
                             enumerate_blanket_counts, exact_delta, independent_law,
                             paper_literal_law, simulate_blanket_counts, total_variation)
-from amp.errors import ParameterError
-from amp.exact import delta_enumerate
+from amp.core.errors import ParameterError
+from amp.delta.exact import delta_enumerate
 from amp.mechanisms import KRR
 
 CASES = [(3, 0.5, 1), (3, 1.0, 2), (3, 2.0, 5), (3, 1.0, 8), (4, 1.0, 4), (4, 3.0, 8)]

@@ -12,8 +12,8 @@ from scipy.special import gammaln
 from amp.baselines import BOUNDS
 from amp.baselines.blanket_bounds import (bennett_delta, bennett_epsilon, hoeffding_delta,
                                           hoeffding_epsilon, parv_summary)
-from amp.errors import ParameterError
-from amp.exact import delta_enumerate
+from amp.core.errors import ParameterError
+from amp.delta.exact import delta_enumerate
 from amp.mechanisms import BLH, KRR, OUE, RAPPOR, HadamardResponse, MatrixMechanism
 
 MECHANISMS = {

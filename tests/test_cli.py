@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from amp import bounds as B
+from amp import api as B
 from amp.cli import main
 from amp.mechanisms import KRR
 

@@ -13,7 +13,7 @@ from amp.baselines import BOUNDS, BaselineResult
 from amp.baselines._search import chernoff_window
 from amp.baselines.clone import (clone_delta, clone_epsilon, clone_family_delta,
                                  closed_form_delta, closed_form_epsilon)
-from amp.errors import ParameterError
+from amp.core.errors import ParameterError
 from amp.mechanisms import KRR
 
 

@@ -1,4 +1,4 @@
-"""Tests of amp.conjecture: exhaustive search of the vulnerable pair (Section 8)."""
+"""Tests of amp.oracles.conjecture: exhaustive search of the vulnerable pair (Section 8)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ import math
 import numpy as np
 import pytest
 
-from amp.conjecture import (MAX_PAIRS, PairSpec, n_pairs, noise_floor, random_ldp_matrix,
+from amp.oracles.conjecture import (MAX_PAIRS, PairSpec, n_pairs, noise_floor, random_ldp_matrix,
                             search)
-from amp.errors import ParameterError
-from amp.exact import delta_enumerate
-from amp.ground_truth import shuffled_divergence
+from amp.core.errors import ParameterError
+from amp.delta.exact import delta_enumerate
+from amp.oracles.ground_truth import shuffled_divergence
 from amp.mechanisms import KRR, lower_law_from_matrix, matrix_eps0
 
 
@@ -131,7 +131,7 @@ def test_bad_inputs(call, match):
 
 
 def test_constant_pair_curves_match_ground_truth():
-    from amp.conjecture import constant_pair_curves
+    from amp.oracles.conjecture import constant_pair_curves
     P = random_ldp_matrix(np.random.default_rng(5), 3, 4, 1.5)
     eps = [0.0, 0.3, 1.0]
     curves = constant_pair_curves(P, 0, 1, 4, eps)

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from amp.engine import delta_bracket
-from amp.errors import NumericalError, ParameterError
-from amp.exact import delta_enumerate
-from amp.gparv import GPARV
+from amp.delta.dispatch import delta_bracket
+from amp.core.errors import NumericalError, ParameterError
+from amp.delta.exact import delta_enumerate
+from amp.mechanisms.gparv import GPARV
 from amp.mechanisms import (BLH, KRR, OLH, OUE, RAPPOR, HadamardResponse, MatrixMechanism,
                             lower_law_from_matrix, pair_law_from_matrix)
 
@@ -94,7 +94,7 @@ def test_forced_methods():
 
 
 def test_chernoff_shortcut_is_an_upper_bound():
-    from amp.engine import chernoff_upper
+    from amp.delta.dispatch import chernoff_upper
     law = KRR(4, 1.0).gparv()
     for n in (2, 5, 20):
         for eps in (0.1, 0.5, 0.9):
@@ -196,6 +196,6 @@ def test_first_moment_shortcut_is_an_upper_bound():
 
 
 def test_extreme_eps0_epsilon_search():
-    from amp.bounds import epsilon
+    from amp.api import epsilon
     r = epsilon(KRR(5, 30.0), 1000, 1e-6)
     assert r.lower <= r.upper <= 30.0 and r.upper > 29.9

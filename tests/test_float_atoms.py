@@ -12,10 +12,10 @@ from decimal import Decimal, getcontext
 import numpy as np
 import pytest
 
-from amp import bounds
+from amp import api as bounds
 from amp.baselines.clone import clone_delta
-from amp.engine import chernoff_upper, delta_bracket
-from amp.errors import NumericalError, ParameterError
+from amp.delta.dispatch import chernoff_upper, delta_bracket
+from amp.core.errors import NumericalError, ParameterError
 from amp.mechanisms import KRR, OUE, RAPPOR, BLH, lower_law_from_matrix, pair_law_from_matrix
 
 getcontext().prec = 50

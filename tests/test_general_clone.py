@@ -12,8 +12,8 @@ from amp.baselines.clone import clone_delta
 from amp.baselines.general_clone import (GeneralCloneDecomposition, blanket_decomposition,
                                          general_clone_delta, merged_krr_decomposition,
                                          standard_clone_decomposition)
-from amp.errors import ParameterError
-from amp.exact import delta_enumerate
+from amp.core.errors import ParameterError
+from amp.delta.exact import delta_enumerate
 from amp.mechanisms import (BLH, KRR, OUE, RAPPOR, HadamardResponse, matrix_eps0,
                             pair_law_from_matrix)
 

@@ -1,4 +1,4 @@
-"""Tests of amp.ground_truth: exact shuffled divergence by histogram enumeration."""
+"""Tests of amp.oracles.ground_truth: exact shuffled divergence by histogram enumeration."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from amp.conjecture import random_ldp_matrix
-from amp.errors import ParameterError
-from amp.exact import delta_enumerate
-from amp.ground_truth import (MAX_HISTOGRAMS, ShuffledPair, datasets_to_pair,
+from amp.oracles.conjecture import random_ldp_matrix
+from amp.core.errors import ParameterError
+from amp.delta.exact import delta_enumerate
+from amp.oracles.ground_truth import (MAX_HISTOGRAMS, ShuffledPair, datasets_to_pair,
                               epsilon_for_delta, histogram_law, hockey_stick,
                               merge_proportional_columns, n_histograms, shuffled_delta,
                               shuffled_divergence)

@@ -1,4 +1,4 @@
-"""Tests of amp.joint: joint composition (Section 6) against explicit product matrices."""
+"""Tests of amp.mechanisms.joint: joint composition (Section 6) against explicit product matrices."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import time
 import numpy as np
 import pytest
 
-from amp.errors import ParameterError
-from amp.exact import delta_enumerate
-from amp.gparv import GPARV
-from amp.joint import (JointMechanism, MAX_MATRIX_ENTRIES, example_6_0, joint_copies,
+from amp.core.errors import ParameterError
+from amp.delta.exact import delta_enumerate
+from amp.mechanisms.gparv import GPARV
+from amp.mechanisms.joint import (JointMechanism, MAX_MATRIX_ENTRIES, example_6_0, joint_copies,
                        subset_deltas)
 from amp.mechanisms import (BLH, KRR, OUE, RAPPOR, HadamardResponse, MatrixMechanism,
                             lower_law_from_matrix, pair_law_from_matrix)
@@ -364,8 +364,8 @@ def test_example_6_0_bad_input():
 def test_theorem5_lower_bound_of_finite_joint_mechanisms():
     """bounds.delta/epsilon(bound="lower") use the joint Theorem 5 pairs (not a matrix pair):
     the lower bound is the exact delta of those laws and stays below the upper bound."""
-    from amp import bounds
-    from amp.exact import delta_enumerate as enum
+    from amp import api as bounds
+    from amp.delta.exact import delta_enumerate as enum
     for J in (JointMechanism([KRR(3, 1.0)] * 2), JointMechanism([KRR(4, 1.0), KRR(3, 0.5)])):
         n, eps = 6, 0.3
         lo = bounds.delta(J, n, eps, bound="lower")

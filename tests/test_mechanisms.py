@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from amp.errors import ParameterError
-from amp.gparv import GPARV
+from amp.core.errors import ParameterError
+from amp.mechanisms.gparv import GPARV
 from amp.mechanisms import (BLH, KRR, OLH, OUE, RAPPOR, HadamardResponse, MatrixMechanism,
                             blanket_of_matrix, lower_law_from_matrix, matrix_eps0,
                             pair_law_from_matrix, validate_matrix)

@@ -1,4 +1,4 @@
-"""Figure module of the book (:mod:`amp.plots`): fast checks with the Agg backend."""
+"""Figure module of the book (:mod:`amp.viz.plots`): fast checks with the Agg backend."""
 
 from __future__ import annotations
 
@@ -15,11 +15,11 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from helpers import labelled  # noqa: E402
 
-from amp import plots  # noqa: E402
+from amp.viz import plots  # noqa: E402
 from amp.baselines.general_clone import merged_krr_decomposition  # noqa: E402
-from amp.errors import ParameterError  # noqa: E402
-from amp.exact import delta_enumerate  # noqa: E402
-from amp.ground_truth import ShuffledPair  # noqa: E402
+from amp.core.errors import ParameterError  # noqa: E402
+from amp.delta.exact import delta_enumerate  # noqa: E402
+from amp.oracles.ground_truth import ShuffledPair  # noqa: E402
 from amp.mechanisms import KRR, OUE, RAPPOR, BLH, HadamardResponse, MatrixMechanism  # noqa: E402
 
 
@@ -31,8 +31,8 @@ def _close_figures():
 
 # ----------------------------------------------------------------------------- imports
 def test_core_and_plots_import_without_matplotlib():
-    code = ("import sys, amp.bounds, amp.engine, amp.mechanisms, amp.plots, "
-            "amp.plots_experiments; "
+    code = ("import sys, amp.api, amp.delta.dispatch, amp.mechanisms, amp.viz.plots, "
+            "amp.viz.experiments; "
             "bad = [m for m in ('matplotlib', 'ipywidgets') if m in sys.modules]; "
             "assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True)

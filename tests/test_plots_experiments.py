@@ -1,4 +1,4 @@
-"""Figure module of Chapters 3 and 6-9 (:mod:`amp.plots_experiments`), with the Agg backend."""
+"""Figure module of Chapters 3 and 6-9 (:mod:`amp.viz.experiments`), with the Agg backend."""
 
 from __future__ import annotations
 
@@ -16,18 +16,18 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from helpers import labelled  # noqa: E402
 
-from amp import bounds  # noqa: E402
-from amp import plots_experiments as px  # noqa: E402
-from amp.appendix_a import appendix_a_report  # noqa: E402
+from amp import api as bounds  # noqa: E402
+from amp.viz import experiments as px  # noqa: E402
+from amp.oracles.appendix_a import appendix_a_report  # noqa: E402
 from amp.baselines import (bennett_delta, bennett_epsilon, clone_delta,  # noqa: E402
                            clone_epsilon, hoeffding_epsilon)
 from amp.baselines.stronger_clone import (StrongerCloneWarning,  # noqa: E402
                                           stronger_clone_claimed_delta)
-from amp.conjecture import search  # noqa: E402
-from amp.engine import delta_bracket  # noqa: E402
-from amp.errors import ParameterError  # noqa: E402
-from amp.ground_truth import shuffled_divergence  # noqa: E402
-from amp.joint import JointMechanism  # noqa: E402
+from amp.oracles.conjecture import search  # noqa: E402
+from amp.delta.dispatch import delta_bracket  # noqa: E402
+from amp.core.errors import ParameterError  # noqa: E402
+from amp.oracles.ground_truth import shuffled_divergence  # noqa: E402
+from amp.mechanisms.joint import JointMechanism  # noqa: E402
 from amp.mechanisms import KRR, RAPPOR, matrix_eps0  # noqa: E402
 
 

@@ -6,11 +6,11 @@ import math
 
 import pytest
 
-from amp import bounds as B
-from amp.errors import NumericalError, ParameterError
-from amp.exact import delta_enumerate
+from amp import api as B
+from amp.core.errors import NumericalError, ParameterError
+from amp.delta.exact import delta_enumerate
 from amp.mechanisms import KRR, OUE, RAPPOR, BLH
-from amp.search import approx_epsilon, epsilon_bracket
+from amp.epsilon import approx_epsilon, epsilon_bracket
 
 
 def _exact_eps(law, n, delta, tol=1e-9):
@@ -115,7 +115,7 @@ def test_structured_search_tiny_delta_target():
     law = RAPPOR(3.0).gparv()
     r = epsilon_bracket(law, 5_000, 1e-12, rel_tol=1e-3)
     assert r.method == "structured" and 0 < r.lower < r.upper and r.rel_width <= 1e-3
-    from amp.engine import delta_bracket
+    from amp.delta.dispatch import delta_bracket
     assert delta_bracket(law, 5_000, r.upper, abs_tol=0.0, method="structured").upper <= 1e-12
     assert delta_bracket(law, 5_000, r.lower, abs_tol=0.0, method="structured").lower > 1e-12
     with pytest.raises(NumericalError, match="floating-point floor"):

@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from amp import bounds
-from amp.engine import delta_bracket
+from amp import api as bounds
+from amp.delta.dispatch import delta_bracket
 from amp.mechanisms import BLH, KRR, OUE, RAPPOR
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))

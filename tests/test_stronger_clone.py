@@ -14,8 +14,8 @@ from amp.baselines.clone import clone_delta, clone_family_delta
 from amp.baselines.stronger_clone import (StrongerCloneWarning, stronger_clone_claimed_delta,
                                           stronger_clone_counterexample,
                                           stronger_clone_claimed_epsilon, stronger_clone_p)
-from amp.errors import ParameterError
-from amp.exact import delta_enumerate
+from amp.core.errors import ParameterError
+from amp.delta.exact import delta_enumerate
 from amp.mechanisms import KRR, lower_law_from_matrix, matrix_eps0
 
 

@@ -1,4 +1,4 @@
-"""Structured delta engine (amp.structured): exact for small n, inside the FFT bracket for large n."""
+"""Structured delta engine (amp.delta.structured): exact for small n, inside the FFT bracket for large n."""
 
 from __future__ import annotations
 
@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 from scipy import stats
 
-import amp.structured as S
-from amp.engine import delta_bracket
-from amp.errors import ParameterError
-from amp.exact import delta_enumerate
-from amp.gparv import GPARV
+import amp.delta.structured.core as S
+from amp.delta.dispatch import delta_bracket
+from amp.core.errors import ParameterError
+from amp.delta.exact import delta_enumerate
+from amp.mechanisms.gparv import GPARV
 from amp.mechanisms import (BLH, KRR, OLH, OUE, RAPPOR, HadamardResponse, pair_law_from_matrix)
-from amp.structured import (delta_bracket_structured, epsilon_bracket_structured,
+from amp.delta.structured import (delta_bracket_structured, epsilon_bracket_structured,
                             structured_shape, supports)
 
 from helpers import assert_lower, assert_upper, random_ldp_matrix

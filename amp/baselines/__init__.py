@@ -7,7 +7,7 @@ Registry
     bound.delta(source, n, eps)     -> BaselineResult   (eps a float or an array)
     bound.epsilon(source, n, delta) -> BaselineResult
 
-where ``source`` is ``eps0`` (a float), a :class:`~amp.gparv.GPARV` law or a mechanism.
+where ``source`` is ``eps0`` (a float), a :class:`~amp.mechanisms.gparv.GPARV` law or a mechanism.
 Generic bounds (``clone``, ``clone-closed``, ``stronger-clone``) only use ``source.eps0``;
 mechanism-specific bounds (``hoeffding``, ``bennett``) use ``mechanism.gparv_laws()`` and take
 the maximum over the laws (with a float they give the generic Balle et al. bound).
@@ -31,13 +31,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from ._search import BaselineResult
-from .blanket_bounds import bennett_delta, bennett_epsilon, hoeffding_delta, hoeffding_epsilon
-from .clone import clone_delta, clone_epsilon, closed_form_delta, closed_form_epsilon
-from .general_clone import (GeneralCloneDecomposition, blanket_decomposition,
+from amp.baselines._search import BaselineResult
+from amp.baselines.blanket_bounds import bennett_delta, bennett_epsilon, hoeffding_delta, hoeffding_epsilon
+from amp.baselines.clone import clone_delta, clone_epsilon, closed_form_delta, closed_form_epsilon
+from amp.baselines.general_clone import (GeneralCloneDecomposition, blanket_decomposition,
                             general_clone_delta, merged_krr_decomposition,
                             standard_clone_decomposition)
-from .stronger_clone import (StrongerCloneWarning, stronger_clone_claimed_delta,
+from amp.baselines.stronger_clone import (StrongerCloneWarning, stronger_clone_claimed_delta,
                              stronger_clone_claimed_epsilon, stronger_clone_p)
 
 __all__ = [
@@ -104,7 +104,7 @@ def run_baseline(name: str, command: str, mechanism, n: int, target: float) -> d
     import sys
     import warnings
 
-    from ..errors import ParameterError
+    from amp.core.errors import ParameterError
 
     if name not in BOUNDS:
         raise ParameterError(f"bound must be one of {', '.join(BOUNDS)}, got {name!r}")

@@ -20,8 +20,8 @@ from typing import Callable
 
 import numpy as np
 
-from .. import _validate as V
-from ..errors import NumericalError, ParameterError
+from amp.core import validate as V
+from amp.core.errors import NumericalError, ParameterError
 
 __all__ = ["BaselineResult", "eps_array", "pack", "chernoff_window", "invert_delta",
            "delta_targets", "FLOAT_REL"]

@@ -74,10 +74,10 @@ from typing import Literal
 import numpy as np
 from scipy import stats
 
-from .. import _validate as V
-from ..errors import ParameterError
-from ..gparv import GPARV
-from ._search import (BaselineResult, chernoff_window, delta_targets, eps_array, invert_delta,
+from amp.core import validate as V
+from amp.core.errors import ParameterError
+from amp.mechanisms.gparv import GPARV
+from amp.baselines._search import (BaselineResult, chernoff_window, delta_targets, eps_array, invert_delta,
                       pack)
 
 __all__ = ["hoeffding_delta", "hoeffding_epsilon", "bennett_delta", "bennett_epsilon",

@@ -65,9 +65,9 @@ from typing import Literal
 import numpy as np
 from scipy import stats
 
-from .. import _validate as V
-from ..errors import NumericalError, ParameterError
-from ._search import (FLOAT_REL, BaselineResult, chernoff_window, delta_targets, eps_array,
+from amp.core import validate as V
+from amp.core.errors import NumericalError, ParameterError
+from amp.baselines._search import (FLOAT_REL, BaselineResult, chernoff_window, delta_targets, eps_array,
                       invert_delta, pack)
 
 __all__ = ["clone_delta", "clone_epsilon", "closed_form_epsilon", "closed_form_delta",
@@ -163,7 +163,7 @@ def clone_family_delta(n: int, clone_prob: float, w2: float, log_ratio: float, w
 
 
 def _eps0_of(source: object) -> float:
-    """``eps0`` from a float, a :class:`~amp.gparv.GPARV` or a mechanism."""
+    """``eps0`` from a float, a :class:`~amp.mechanisms.gparv.GPARV` or a mechanism."""
     if isinstance(source, numbers.Real) and not isinstance(source, bool):
         return V.eps0_value(source)
     e0 = getattr(source, "eps0", None)

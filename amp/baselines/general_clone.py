@@ -24,7 +24,7 @@ Indices with ``c_j = 0`` are only reached by the first draw and reveal it. Hence
 
 with ``G_i`` i.i.d., ``G = (a_j - e^eps b_j) / c_j`` w.p. ``c_j`` (``c_j > 0``) and ``0`` w.p.
 ``beta`` -- a GPARV-type law (:meth:`GeneralCloneDecomposition.law`), evaluated exactly by
-multinomial enumeration (:func:`amp.exact.delta_enumerate`). This is checked against
+multinomial enumeration (:func:`amp.delta.exact.delta_enumerate`). This is checked against
 brute-force enumeration of histograms in ``tests/test_general_clone.py``.
 
 For the blanket decomposition (Theorem 4, point masses on every output) this law *is* the
@@ -46,12 +46,12 @@ from typing import Callable
 import numpy as np
 from scipy.special import gammaln
 
-from .. import _validate as V
-from ..errors import ParameterError
-from ..exact import MAX_COMPOSITIONS
-from ..gparv import GPARV
-from ..mechanisms import KRR, matrix_eps0
-from ._search import BaselineResult, eps_array, pack
+from amp.core import validate as V
+from amp.core.errors import ParameterError
+from amp.delta.exact import MAX_COMPOSITIONS
+from amp.mechanisms.gparv import GPARV
+from amp.mechanisms.table1 import KRR, matrix_eps0
+from amp.baselines._search import BaselineResult, eps_array, pack
 
 __all__ = ["GeneralCloneDecomposition", "standard_clone_decomposition",
            "blanket_decomposition", "merged_krr_decomposition", "general_clone_delta",
@@ -246,9 +246,9 @@ class GeneralCloneDecomposition:
 def _enumerate(law: GPARV, n: int, eps: float) -> float:
     """Exact ``E[(G_1 + ... + G_n)_+] / n`` by multinomial enumeration (stars and bars).
 
-    Same quantity as :func:`amp.exact.delta_enumerate`, with the count vectors generated in
+    Same quantity as :func:`amp.delta.exact.delta_enumerate`, with the count vectors generated in
     vectorised chunks; raises :class:`ParameterError` above
-    :data:`amp.exact.MAX_COMPOSITIONS` count vectors.
+    :data:`amp.delta.exact.MAX_COMPOSITIONS` count vectors.
     """
     g, p = law.atoms(eps)
     keep = p > 0

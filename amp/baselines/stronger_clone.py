@@ -38,10 +38,10 @@ from typing import Iterable
 import numpy as np
 from scipy import optimize
 
-from .. import _validate as V
-from ..errors import ParameterError
-from ._search import BaselineResult, delta_targets, eps_array, invert_delta, pack
-from .clone import DEFAULT_TAIL_MASS, _eps0_of, clone_family_delta
+from amp.core import validate as V
+from amp.core.errors import ParameterError
+from amp.baselines._search import BaselineResult, delta_targets, eps_array, invert_delta, pack
+from amp.baselines.clone import DEFAULT_TAIL_MASS, _eps0_of, clone_family_delta
 
 __all__ = ["StrongerCloneWarning", "stronger_clone_claimed_delta",
            "stronger_clone_claimed_epsilon", "stronger_clone_p",

@@ -3,7 +3,7 @@
 Shape
 -----
 For every Table 1 row (k-RR, RAPPOR, OUE, BLH, HR) and their exact finite forms, the blanket
-atoms ``(a, b)`` of the GPARV law (:class:`amp.gparv.GPARV`) lie in
+atoms ``(a, b)`` of the GPARV law (:class:`amp.mechanisms.gparv.GPARV`) lie in
 ``{(1, 1), (E, 1), (1, E), (E, E)}`` for one ``E > 1`` (here ``E = e^eps0``), plus the atom
 ``G = 0`` (mass ``1 - gamma``, or explicit ``(0, 0)`` atoms).  With ``w = e^eps``,
 ``beta = w - 1`` and the multinomial counts ``X`` of ``(E, 1)``, ``Y`` of ``(1, E)``, ``O`` of
@@ -72,7 +72,7 @@ Certified error terms (all added to the upper end / subtracted from the lower en
   used: they lose ``1e-7`` at ``n = 10^8``); the two cancelling closed forms get explicit
   bounds; all other sums are of non-negative terms and carry a relative factor ``1 +- 1e-9``.
 
-A :class:`~amp.errors.NumericalError` is raised when the bracket cannot be made narrower than
+A :class:`~amp.core.errors.NumericalError` is raised when the bracket cannot be made narrower than
 ``rel_tol``.  :func:`epsilon_bracket_structured` searches ``eps(delta)`` reusing the count
 machinery (the tables are computed once per ``(law, n)``).
 """
@@ -87,11 +87,11 @@ import numpy as np
 from scipy import fft as sfft
 from scipy import optimize, stats
 
-from . import _validate as V
-from .engine import DEFAULT_ABS_TOL, DeltaResult, atom_floor, chernoff_upper, widen
-from .errors import NumericalError, ParameterError
-from .gparv import GPARV
-from .search import saddle_log_delta
+from amp.core import validate as V
+from amp.delta.dispatch import DEFAULT_ABS_TOL, DeltaResult, atom_floor, chernoff_upper, widen
+from amp.core.errors import NumericalError, ParameterError
+from amp.mechanisms.gparv import GPARV
+from amp.epsilon import saddle_log_delta
 
 __all__ = ["supports", "delta_bracket_structured", "epsilon_bracket_structured",
            "StructuredShape", "structured_shape"]
@@ -1342,7 +1342,7 @@ def _check(law: GPARV, n: int) -> tuple[StructuredShape, int]:
     shape = structured_shape(law)
     if shape is None:
         raise ParameterError("law does not have the structured shape (atoms (1,1), (E,1), "
-                             "(1,E), (E,E), (0,0)); use amp.engine.delta_bracket")
+                             "(1,E), (E,E), (0,0)); use amp.delta.dispatch.delta_bracket")
     return shape, n
 
 
@@ -1356,13 +1356,13 @@ def _atom_noise(shape: StructuredShape, eps: float) -> tuple[np.ndarray, np.ndar
 
 
 def _atom_floor(shape: StructuredShape, eps: float) -> tuple[float, float, float]:
-    """:func:`amp.engine.atom_floor` of the four blanket types (see :func:`amp.engine.widen`)."""
+    """:func:`amp.delta.dispatch.atom_floor` of the four blanket types (see :func:`amp.delta.dispatch.widen`)."""
     g, noise = _atom_noise(shape, eps)
     return atom_floor(g, np.array([shape.pO, shape.pX, shape.pY, shape.pZ]), noise)
 
 
 def _floor_width(shape: StructuredShape, eps: float, upper: float) -> float:
-    """Width that :func:`amp.engine.widen` alone adds to a bracket ending at ``upper``."""
+    """Width that :func:`amp.delta.dispatch.widen` alone adds to a bracket ending at ``upper``."""
     rho, gpos, absn = _atom_floor(shape, eps)
     return 2 * (rho * upper + 2.01 * rho * gpos + absn) + 16 * U * upper
 
@@ -1447,10 +1447,10 @@ def delta_bracket_structured(law: GPARV, n: int, eps: float | Iterable[float], *
     for a law with the Table 1 structure (see :func:`supports`).
 
     The relative width aimed at is ``min(rel_tol, 1e-6)``; a width above ``rel_tol`` raises
-    :class:`~amp.errors.NumericalError` unless ``upper - lower <= abs_tol`` (as in
-    :func:`amp.engine.delta_bracket`: deltas far below any practical target) plus the
+    :class:`~amp.core.errors.NumericalError` unless ``upper - lower <= abs_tol`` (as in
+    :func:`amp.delta.dispatch.delta_bracket`: deltas far below any practical target) plus the
     floating-point floor: the float atoms ``E``, ``e^eps`` are within ``16 u (a + e^eps b)`` of
-    the exact ones (:func:`amp.engine.atom_floor`: about ``64 u E[G_+]`` plus a relative
+    the exact ones (:func:`amp.delta.dispatch.atom_floor`: about ``64 u E[G_+]`` plus a relative
     ``32 u``, plus the noise of atoms near 0 such as ``E - e^eps`` at ``eps ~ eps0``); both ends
     always include it.  An iterable
     ``eps`` returns a list and reuses the eps-free count machinery (windows, nuisance tables).

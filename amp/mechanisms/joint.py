@@ -43,11 +43,11 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
-from . import _validate as V
-from .errors import ParameterError
-from .exact import delta_enumerate
-from .gparv import GPARV
-from .mechanisms import KRR, Mechanism
+from amp.core import validate as V
+from amp.core.errors import ParameterError
+from amp.delta.exact import delta_enumerate
+from amp.mechanisms.gparv import GPARV
+from amp.mechanisms.table1 import KRR, Mechanism
 
 __all__ = [
     "JointMechanism", "JointPair", "joint_copies", "subset_deltas", "SubsetDelta",
@@ -461,7 +461,7 @@ def subset_deltas(mech: JointMechanism, n: int, eps: float,
                   lower: bool = False) -> list[SubsetDelta]:
     """Exact delta of every candidate pair type at small ``n``, largest first.
 
-    Uses :func:`amp.exact.delta_enumerate` (so only small ``n``; for large ``n`` evaluate the
+    Uses :func:`amp.delta.exact.delta_enumerate` (so only small ``n``; for large ``n`` evaluate the
     laws of :meth:`JointMechanism.pairs` with the certified engine and take the maximum).
     ``lower=True`` evaluates the Theorem 5 pairs of :meth:`JointMechanism.lower_pairs`
     (with ``subsets=True``) instead. The first entry is the worst pair type.

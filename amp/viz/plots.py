@@ -1,8 +1,8 @@
 """Figures, tables and widgets of the book (the only module that touches matplotlib/ipywidgets).
 
-Everything here is presentation: the numbers come from the core modules (:mod:`amp.bounds`,
-:mod:`amp.engine`, :mod:`amp.exact`, :mod:`amp.ground_truth`, ...). matplotlib and ipywidgets are
-imported inside the functions that need them, so ``import amp.plots`` (and the core) works
+Everything here is presentation: the numbers come from the core modules (:mod:`amp.api`,
+:mod:`amp.delta.dispatch`, :mod:`amp.delta.exact`, :mod:`amp.oracles.ground_truth`, ...). matplotlib and ipywidgets are
+imported inside the functions that need them, so ``import amp.viz.plots`` (and the core) works
 without them. Each ``plot_*`` function draws on a given Axes (or a new figure) and returns the
 Axes; the notebooks end the cell with ``plt.show()``.
 
@@ -11,7 +11,7 @@ Three small computational helpers live here because they exist only to be drawn:
 * :func:`algorithm4_delta`: the paper's Algorithm 4 as published (round every atom up to the
   grid, FFT, integrate) and the same lattice computation with ``amp``'s mean-preserving
   rounding, *uncertified*, for the discretisation-error figure of Chapter 5. Use
-  :func:`amp.engine.delta_bracket` for numbers that matter;
+  :func:`amp.delta.dispatch.delta_bracket` for numbers that matter;
 * :func:`simulate_shuffle` and :func:`empirical_divergence`: a seeded Monte Carlo run of a
   shuffled protocol and the plug-in estimate of its hockey-stick divergence (Chapter 2). The
   estimate is an illustration, never a bound;
@@ -27,11 +27,11 @@ from typing import Callable, Iterable, Mapping, Sequence
 import numpy as np
 from scipy import fft as sfft
 
-from .bounds import BoundResult, calibrate_eps0, epsilon
-from .errors import AmpError, ParameterError
-from .gparv import GPARV
-from .mechanisms import KRR, OUE, RAPPOR, BLH, HadamardResponse, Mechanism
-from .search import approx_epsilon
+from amp.api import BoundResult, calibrate_eps0, epsilon
+from amp.core.errors import AmpError, ParameterError
+from amp.mechanisms.gparv import GPARV
+from amp.mechanisms.table1 import KRR, OUE, RAPPOR, BLH, HadamardResponse, Mechanism
+from amp.epsilon import approx_epsilon
 
 __all__ = [
     "MECHANISMS", "make_mechanism", "cli_line",
@@ -97,14 +97,14 @@ def cli_line(command: str, name: str, size: int | None = None, **values: float) 
 # ============================================================================ data helpers
 def eps_versus_n(mechanism: Mechanism, ns: Iterable[int], delta: float, *,
                  bound: str = "upper", rel_tol: float = 1e-2) -> list[BoundResult]:
-    """Certified ``eps(delta)`` of the shuffled mechanism for each ``n`` (:func:`amp.bounds.epsilon`)."""
+    """Certified ``eps(delta)`` of the shuffled mechanism for each ``n`` (:func:`amp.api.epsilon`)."""
     return [epsilon(mechanism, int(n), delta, bound=bound, rel_tol=rel_tol) for n in ns]
 
 
 def eps_estimate_versus_n(mechanism: Mechanism, ns: Iterable[int], delta: float) -> np.ndarray:
     """Uncertified saddle-point estimate of the blanket ``eps(delta)`` for each ``n``.
 
-    :func:`amp.search.approx_epsilon`, maximised over the mechanism's pair laws; fast (about
+    :func:`amp.epsilon.approx_epsilon`, maximised over the mechanism's pair laws; fast (about
     10 ms per point), used for smooth curves next to certified points.
     """
     laws = mechanism.gparv_laws()

@@ -1,15 +1,15 @@
 """Figures, tables and widgets of Chapters 3 and 6-9 (existing techniques, joint composition,
 experiments, beyond the general clone, appendices).
 
-Presentation only, like :mod:`amp.plots`: the numbers come from the core modules
-(:mod:`amp.bounds`, :mod:`amp.baselines`, :mod:`amp.joint`, :mod:`amp.conjecture`,
-:mod:`amp.appendix_a`, :mod:`amp.ground_truth`). matplotlib and ipywidgets are imported inside
-the functions that draw, so ``import amp.plots_experiments`` works without them.
+Presentation only, like :mod:`amp.viz.plots`: the numbers come from the core modules
+(:mod:`amp.api`, :mod:`amp.baselines`, :mod:`amp.mechanisms.joint`, :mod:`amp.oracles.conjecture`,
+:mod:`amp.oracles.appendix_a`, :mod:`amp.oracles.ground_truth`). matplotlib and ipywidgets are imported inside
+the functions that draw, so ``import amp.viz.experiments`` works without them.
 
 A few small computational helpers live here because they exist to be drawn or tabulated:
 
-* :func:`certified_epsilon`: :func:`amp.bounds.epsilon` for a list of laws, with a plain
-  certified bisection as a fallback when the search of :func:`amp.search.epsilon_bracket` raises
+* :func:`certified_epsilon`: :func:`amp.api.epsilon` for a list of laws, with a plain
+  certified bisection as a fallback when the search of :func:`amp.epsilon.epsilon_bracket` raises
   a ``ValueError``; both routes return a certified bracket of the exact value of the selected
   bound;
 * :func:`experiment_mechanism`, :func:`experiment_laws`, :func:`experiment_point`: the
@@ -41,15 +41,15 @@ from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .bounds import laws_for
-from .engine import delta_bracket
-from .errors import NumericalError, ParameterError
-from .gparv import GPARV
-from .joint import JointMechanism, joint_copies
-from .mechanisms import BLH, KRR, OUE, RAPPOR, Mechanism
-from .plots import _axes as _plots_axes, _finish_delta_axes, _plt
-from .baselines.stronger_clone import stronger_clone_counterexample  # noqa: F401 (re-export)
-from .search import approx_epsilon, epsilon_bracket
+from amp.api import laws_for
+from amp.delta.dispatch import delta_bracket
+from amp.core.errors import NumericalError, ParameterError
+from amp.mechanisms.gparv import GPARV
+from amp.mechanisms.joint import JointMechanism, joint_copies
+from amp.mechanisms.table1 import BLH, KRR, OUE, RAPPOR, Mechanism
+from amp.viz.plots import _axes as _plots_axes, _finish_delta_axes, _plt
+from amp.baselines.stronger_clone import stronger_clone_counterexample  # noqa: F401 (re-export)
+from amp.epsilon import approx_epsilon, epsilon_bracket
 
 __all__ = [
     "EXPERIMENT_MECHANISMS", "CURVE_STYLES", "JOINT_KEYS", "TIMING_KEYS", "EpsPoint",
@@ -99,7 +99,7 @@ CURVE_STYLES: dict[str, tuple[str, dict]] = {
 
 
 def _axes(ax, figsize=FIGSIZE):
-    """``ax``, or new axes of this module's default size (:func:`amp.plots._axes`)."""
+    """``ax``, or new axes of this module's default size (:func:`amp.viz.plots._axes`)."""
     return _plots_axes(ax, figsize)
 
 
@@ -172,12 +172,12 @@ def _bisect_epsilon(law: GPARV, n: int, delta: float, rel_tol: float,
 def certified_epsilon(mechanism: Mechanism, n: int, delta: float, *, bound: str = "upper",
                       laws: Sequence[GPARV] | None = None, rel_tol: float = 1e-3) -> EpsPoint:
     """Certified ``eps(delta)`` of the optimal bound (``"upper"``, Theorem 4) or of Theorem 5
-    (``"lower"``), maximised over ``laws`` (default: :func:`amp.bounds.laws_for`).
+    (``"lower"``), maximised over ``laws`` (default: :func:`amp.api.laws_for`).
 
-    Same answer as :func:`amp.bounds.epsilon` (the maximum over the laws of each law's
+    Same answer as :func:`amp.api.epsilon` (the maximum over the laws of each law's
     certified bracket). A law whose search raises ``ValueError`` (an engine failure, not a
     parameter error; the saddle-point failure at ``E[G] = 0`` that once caused it is fixed in
-    :mod:`amp.engine`) is handled by a plain certified bisection (:func:`_bisect_epsilon`) and
+    :mod:`amp.delta.dispatch`) is handled by a plain certified bisection (:func:`_bisect_epsilon`) and
     counted in ``fallback``.
     """
     if bound not in ("upper", "lower"):
@@ -206,7 +206,7 @@ def experiment_mechanism(name: str, eps0: float, m: int = 1) -> Mechanism:
     """Mechanism ``name`` of :data:`EXPERIMENT_MECHANISMS` with total budget ``eps0``.
 
     ``m = 1``: the Table 1 row at ``eps0``. ``m > 1``: the ``m``-joint composition of Section 6
-    with ``eps0 / m`` per component (:func:`amp.joint.joint_copies`), the "k-joint" curves of
+    with ``eps0 / m`` per component (:func:`amp.mechanisms.joint.joint_copies`), the "k-joint" curves of
     Figures 2 and 3.
     """
     if name not in _FACTORIES:
@@ -220,7 +220,7 @@ def experiment_mechanism(name: str, eps0: float, m: int = 1) -> Mechanism:
 def experiment_laws(mechanism: Mechanism, bound: str) -> list[GPARV]:
     """Laws whose maximum is the selected bound; for joint mechanisms the upper bound is the
     maximum over every pair type and the lower bound uses inputs distinct in every component
-    (:meth:`amp.joint.JointMechanism.lower_laws`)."""
+    (:meth:`amp.mechanisms.joint.JointMechanism.lower_laws`)."""
     if isinstance(mechanism, JointMechanism):
         return mechanism.gparv_laws() if bound == "upper" else mechanism.lower_laws()
     return laws_for(mechanism, bound)
@@ -249,7 +249,7 @@ def experiment_point(name: str, eps0: float, key: str, n: int, delta: float, *,
     The bench script and the live re-checks of Chapter 7 both call this function, so a stored
     point and its re-computation take the same code path.
     """
-    from .baselines import clone_epsilon
+    from amp.baselines import clone_epsilon
 
     t0 = time.perf_counter()
     if key in ("upper", "lower"):
@@ -277,7 +277,7 @@ def experiment_point(name: str, eps0: float, key: str, n: int, delta: float, *,
 def _blanket_baseline_epsilon(kind: str, mechanism: Mechanism, n: int, delta: float):
     """:func:`amp.baselines.hoeffding_epsilon` / :func:`amp.baselines.bennett_epsilon` of the
     mechanism (privacy blanket with Hoeffding's / Bennett's inequality, Balle et al. 2019)."""
-    from .baselines import bennett_epsilon, hoeffding_epsilon
+    from amp.baselines import bennett_epsilon, hoeffding_epsilon
     return {"hoeffding": hoeffding_epsilon, "bennett": bennett_epsilon}[kind](mechanism, n, delta)
 
 
@@ -286,7 +286,7 @@ def joint_estimates(name: str, eps0: float, n: int, delta: float,
     """Uncertified saddle-point estimate of the central eps of ``k``-joint versions (Section 6).
 
     For each ``k``: the mechanism ``name`` composed ``k`` times with ``eps0 / k`` per component
-    (total ``eps0``, Theorem 1), and :func:`amp.search.approx_epsilon` maximised over every pair
+    (total ``eps0``, Theorem 1), and :func:`amp.epsilon.approx_epsilon` maximised over every pair
     type of joint inputs. About 2-30 ms per ``k``: for figures and the widget only; the
     certified values come from :func:`joint_certified`. ``nan`` where the estimate fails.
     """
@@ -325,7 +325,7 @@ def joint_pair_types(name: str, eps0: float, k: int, n: int, delta: float, *,
 
     ``s`` is the number of components in which the two joint inputs differ (``s = k``: the
     pair of the paper's experiments). The certified bound of the joint mechanism is the
-    maximum over ``s`` (:meth:`amp.joint.JointMechanism.gparv_laws`).
+    maximum over ``s`` (:meth:`amp.mechanisms.joint.JointMechanism.gparv_laws`).
     """
     mech = experiment_mechanism(name, eps0, int(k))
     if not isinstance(mech, JointMechanism):
@@ -684,7 +684,7 @@ def plot_joint_choice(mechanism: str = "10-RR", eps0: float = 2.0, n: int = 10_0
     relative bracket of ``1e-3``), and certified dots: ``certified`` if given, else the values
     stored in ``data`` (:func:`stored_joint_points`) when the choice is a stored point.
     """
-    from .baselines import clone_epsilon
+    from amp.baselines import clone_epsilon
 
     ks = list(range(1, int(k_max) + 1))
     est = joint_estimates(mechanism, eps0, n, delta, ks)
@@ -823,7 +823,7 @@ def plot_conjecture_curves(eps: Sequence[float], curves: Mapping[str, Sequence[f
 
 def plot_conjecture_ratios(reports: Sequence, *, ax=None):
     """Ratio of the largest divergence over all pairs to the conjectured pair's, against
-    ``eps / eps0``, one line per :class:`amp.conjecture.ConjectureReport`."""
+    ``eps / eps0``, one line per :class:`amp.oracles.conjecture.ConjectureReport`."""
     ax = _axes(ax)
     for i, rep in enumerate(reports):
         x = np.array([f.eps for f in rep.findings]) / rep.eps0

@@ -13,8 +13,8 @@ from functools import lru_cache
 import numpy as np
 from scipy.special import gammaln
 
-from .errors import ParameterError
-from .gparv import GPARV
+from amp.core.errors import ParameterError
+from amp.mechanisms.gparv import GPARV
 
 #: Largest number of count vectors :func:`delta_enumerate` accepts.
 MAX_COMPOSITIONS = 5_000_000

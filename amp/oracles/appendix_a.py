@@ -43,9 +43,9 @@ import numpy as np
 from scipy.special import gammaln
 from scipy.stats import binom
 
-from . import _validate as V
-from .errors import ParameterError
-from .exact import _compositions
+from amp.core import validate as V
+from amp.core.errors import ParameterError
+from amp.delta.exact import _compositions
 
 __all__ = [
     "blanket_parameters", "CountLaw", "dependent_law", "paper_literal_law",
@@ -325,8 +325,8 @@ class AppendixAReport:
 def appendix_a_report(k: int, eps0: float, n: int, eps: float, n_samples: int = 200_000,
                       seed: int = 0) -> AppendixAReport:
     """Build :class:`AppendixAReport` (simulation seeded; reference by exact enumeration)."""
-    from .exact import delta_enumerate
-    from .mechanisms import KRR
+    from amp.delta.exact import delta_enumerate
+    from amp.mechanisms.table1 import KRR
 
     kk, e0, nn = _check(k, eps0, n)
     e = V.positive_float("eps", eps, allow_zero=True, upper=700.0)

@@ -19,7 +19,7 @@ special pair ``z_2 = ... = z_n = x2``.
 
 Cost: the number of histograms is at most ``C(n + m - 1, m - 1)`` for ``m`` outputs (after
 merging proportional output columns, which is exact, see :func:`merge_proportional_columns`);
-:data:`MAX_HISTOGRAMS` bounds it and a :class:`~amp.errors.ParameterError` is raised beyond.
+:data:`MAX_HISTOGRAMS` bounds it and a :class:`~amp.core.errors.ParameterError` is raised beyond.
 
 Accuracy: every histogram probability is a sum of products of matrix entries computed in
 float64 (relative error ~ ``n * 1e-16``); the divergence is a sum of non-negative terms, so its
@@ -35,9 +35,9 @@ from typing import Literal, Sequence
 
 import numpy as np
 
-from . import _validate as V
-from .errors import ParameterError
-from .mechanisms import matrix_eps0, validate_matrix
+from amp.core import validate as V
+from amp.core.errors import ParameterError
+from amp.mechanisms.table1 import matrix_eps0, validate_matrix
 
 __all__ = [
     "MAX_HISTOGRAMS", "n_histograms", "merge_proportional_columns", "histogram_law",

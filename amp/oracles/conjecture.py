@@ -10,7 +10,7 @@ checks it by brute force. Up to symmetry a neighbouring pair is an ordered pair 
 with ``x0 != x1`` plus the multiset of the other ``n - 1`` inputs (the shuffled output does not
 depend on their order, nor on which position differs). Both directions of the divergence are
 covered because both orders of ``(x0, x1)`` are searched. Each pair is evaluated exactly with
-:mod:`amp.ground_truth`.
+:mod:`amp.oracles.ground_truth`.
 
 For a randomizer without input symmetry the conjectured value is the maximum of the
 conjectured form over all distinct triples ``(x0, x1, x2)``; the conjecture holds at ``eps``
@@ -27,12 +27,12 @@ from typing import Sequence
 
 import numpy as np
 
-from . import _validate as V
-from .errors import ParameterError
-from .exact import MAX_COMPOSITIONS, _compositions, n_compositions
-from .ground_truth import (MAX_HISTOGRAMS, _as_matrix, _check_cost, _eps_array, _hs,
+from amp.core import validate as V
+from amp.core.errors import ParameterError
+from amp.delta.exact import MAX_COMPOSITIONS, _compositions, n_compositions
+from amp.oracles.ground_truth import (MAX_HISTOGRAMS, _as_matrix, _check_cost, _eps_array, _hs,
                            _histogram_dp, _Packing, n_histograms)
-from .mechanisms import lower_law_from_matrix, matrix_eps0, validate_matrix
+from amp.mechanisms.table1 import lower_law_from_matrix, matrix_eps0, validate_matrix
 
 __all__ = ["random_ldp_matrix", "noise_floor", "PairSpec", "EpsFinding", "ConjectureReport",
            "search", "n_pairs", "constant_pair_curves"]
@@ -255,7 +255,7 @@ def search(P: object, n: int, eps_values: Sequence[float] | float, *, rtol: floa
     For every multiset of the other ``n - 1`` inputs the law of their output histogram is
     computed once, then convolved with each row of ``P`` (the first user's input); every
     ordered pair ``(x0, x1)`` then gives ``D_{e^eps}(S(X0) || S(X1))`` exactly
-    (:mod:`amp.ground_truth`). The maximum is compared with the best conjectured-form pair of
+    (:mod:`amp.oracles.ground_truth`). The maximum is compared with the best conjectured-form pair of
     Section 8 (Theorem 5's pair).
 
     Parameters
@@ -281,7 +281,7 @@ def search(P: object, n: int, eps_values: Sequence[float] | float, *, rtol: floa
     ------
     ParameterError
         Fewer than 3 inputs, ``n < 2``, bad eps, or a search larger than :data:`MAX_PAIRS`
-        pairs or :data:`amp.ground_truth.MAX_HISTOGRAMS` histograms.
+        pairs or :data:`amp.oracles.ground_truth.MAX_HISTOGRAMS` histograms.
     """
     M = _as_matrix(P, merge_columns)
     k, m = M.shape

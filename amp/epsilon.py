@@ -21,10 +21,10 @@ from typing import Callable, Sequence
 import numpy as np
 from scipy import optimize
 
-from . import _validate as V
-from .engine import DEFAULT_REL_TOL, DeltaResult, delta_bracket
-from .errors import NumericalError, ParameterError
-from .gparv import GPARV
+from amp.core import validate as V
+from amp.delta.dispatch import DEFAULT_REL_TOL, DeltaResult, delta_bracket
+from amp.core.errors import NumericalError, ParameterError
+from amp.mechanisms.gparv import GPARV
 
 __all__ = ["EpsilonResult", "epsilon_bracket", "approx_epsilon", "Progress"]
 
@@ -140,7 +140,7 @@ def epsilon_bracket(law: GPARV, n: int, delta: float, *, rel_tol: float = DEFAUL
         observed slope of ``log delta`` in ``log eps``.
     evaluate : callable, optional
         ``evaluate(eps, delta_rel_tol) -> DeltaResult``; defaults to
-        :func:`amp.engine.delta_bracket` on ``law``.
+        :func:`amp.delta.dispatch.delta_bracket` on ``law``.
     progress : callable, optional
         Receives one line of text per evaluation.
 
@@ -153,7 +153,7 @@ def epsilon_bracket(law: GPARV, n: int, delta: float, *, rel_tol: float = DEFAUL
     delta = V.probability_open("delta", delta)
     rel_tol = V.positive_float("rel_tol", rel_tol, upper=0.5)
     if evaluate is None and method in ("auto", "structured") and n > 1:
-        from . import structured as _st     # lazy: amp.structured imports amp.engine
+        from amp.delta.structured import core as _st     # lazy: amp.delta.structured imports amp.delta.dispatch
         if _st.supports(law):
             t0 = time.perf_counter()
             hist_s: list = []

@@ -20,12 +20,12 @@ from typing import Callable
 
 import numpy as np
 
-from . import _validate as V
-from .engine import DEFAULT_REL_TOL, DeltaResult, delta_bracket
-from .errors import ParameterError
-from .gparv import GPARV
-from .mechanisms import Mechanism, MatrixMechanism, pair_law_from_matrix
-from .search import DEFAULT_EPS_REL_TOL, EpsilonResult, Progress, epsilon_bracket
+from amp.core import validate as V
+from amp.delta.dispatch import DEFAULT_REL_TOL, DeltaResult, delta_bracket
+from amp.core.errors import ParameterError
+from amp.mechanisms.gparv import GPARV
+from amp.mechanisms.table1 import Mechanism, MatrixMechanism, pair_law_from_matrix
+from amp.epsilon import DEFAULT_EPS_REL_TOL, EpsilonResult, Progress, epsilon_bracket
 
 __all__ = ["BoundResult", "delta", "epsilon", "calibrate_eps0", "laws_for"]
 
@@ -68,7 +68,7 @@ def laws_for(mechanism: Mechanism, bound: str, eps_hint: float | None = None,
     if bound == "upper":
         return mechanism.gparv_laws()
     if bound == "lower":
-        from .joint import JointMechanism          # lazy: amp.joint imports this module
+        from amp.mechanisms.joint import JointMechanism          # lazy: amp.mechanisms.joint imports this module
         if isinstance(mechanism, JointMechanism):
             # its own Theorem 5 pairs (inputs distinct in every component), not a matrix pair
             return mechanism.lower_laws()

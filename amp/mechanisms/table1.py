@@ -3,7 +3,7 @@
 Every mechanism offers
 
 * ``eps0``: its local privacy level;
-* ``gparv_laws()``: the eps-free laws (:class:`amp.gparv.GPARV`) of the pairs ``(x0, x1)`` over
+* ``gparv_laws()``: the eps-free laws (:class:`amp.mechanisms.gparv.GPARV`) of the pairs ``(x0, x1)`` over
   which the blanket bound (Theorem 4) must be maximised. Symmetric mechanisms return one law
   (every ordered pair has the same law); a generic matrix returns one law per distinct pair;
 * ``lower_laws()``: laws of Theorem 5's variable for dataset pairs
@@ -27,9 +27,9 @@ from functools import cached_property
 
 import numpy as np
 
-from . import _validate as V
-from .errors import ParameterError
-from .gparv import GPARV
+from amp.core import validate as V
+from amp.core.errors import ParameterError
+from amp.mechanisms.gparv import GPARV
 
 __all__ = [
     "Mechanism", "MatrixMechanism", "KRR", "RAPPOR", "OUE", "OLH", "BLH", "HadamardResponse",

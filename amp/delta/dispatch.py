@@ -32,14 +32,14 @@ Method ``"fft"`` (any finite law, any ``n``):
 
 The grid step is chosen from the requested relative width ``rel_tol`` of the bracket and halved
 until the bracket is narrow enough; when that needs more than ``max_points`` lattice points a
-:class:`~amp.errors.NumericalError` is raised instead of returning a wide or noisy value.
+:class:`~amp.core.errors.NumericalError` is raised instead of returning a wide or noisy value.
 
 Method ``"exact"`` enumerates multinomial counts (small ``n``, or as a fallback when the FFT
 cannot certify); method ``"zero"`` is used when ``G <= 0`` surely (``eps >= log max a/b``),
 where ``delta = 0`` exactly; method ``"first-moment"`` returns ``[0, E[G_+]]`` (valid because
 ``(sum G_i)_+ <= sum (G_i)_+``) when that is already below ``abs_tol``; method ``"chernoff"``
 returns ``[0, M(theta)^n / (e theta n)]`` (valid because ``x_+ <= e^(theta x - 1) / theta``) when
-that is below ``abs_tol``. Laws with the Table 1 shape go to :mod:`amp.structured` (method
+that is below ``abs_tol``. Laws with the Table 1 shape go to :mod:`amp.delta.structured` (method
 ``"structured"``: exact count sums with proven tail bounds), which is faster and tighter at every
 ``n``; ``auto`` falls back to the paths here if it cannot certify.
 """
@@ -54,10 +54,10 @@ import numpy as np
 from scipy import fft as sfft
 from scipy import optimize, special
 
-from . import _validate as V
-from .errors import NumericalError, ParameterError
-from .exact import delta_enumerate, n_compositions
-from .gparv import GPARV
+from amp.core import validate as V
+from amp.core.errors import NumericalError, ParameterError
+from amp.delta.exact import delta_enumerate, n_compositions
+from amp.mechanisms.gparv import GPARV
 
 __all__ = ["DeltaResult", "delta_bracket", "chernoff_upper", "DEFAULT_REL_TOL",
            "DEFAULT_MAX_POINTS", "METHODS"]
@@ -128,7 +128,7 @@ def delta_bracket(law: GPARV, n: int, eps: float | Iterable[float], *,
     method : {"auto", "structured", "fft", "exact"}
         ``auto`` returns the zero / first-moment / Chernoff bound when it already settles the
         question (``upper <= abs_tol``), then uses the structured exact path
-        (:mod:`amp.structured`) for laws with the Table 1 shape, exact enumeration when it is
+        (:mod:`amp.delta.structured`) for laws with the Table 1 shape, exact enumeration when it is
         small, otherwise ``fft``; the result's ``method`` says which ran. Forcing
         ``structured`` on a law without that shape raises :class:`ParameterError`.
     max_points : int
@@ -180,7 +180,7 @@ def _delta_one(law: GPARV, n: int, eps: float, rel_tol: float, method: str,
         if ch <= abs_tol:
             return DeltaResult(eps, n, 0.0, ch, "chernoff", label=law.label)
     if method in ("auto", "structured") and n > 1:
-        from . import structured as _st      # lazy: amp.structured imports this module
+        from amp.delta.structured import core as _st      # lazy: amp.delta.structured imports this module
         if _st.supports(law):
             try:
                 return _st.delta_bracket_structured(law, n, eps, rel_tol=rel_tol,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import numbers
 
-from .errors import ParameterError
+from amp.core.errors import ParameterError
 
 #: Largest eps0 accepted: e**eps0 must stay far from float64 overflow (e**700 ~ 1e304) and
 #: the products e**(eps + eps0) used by the GPARV must be finite.

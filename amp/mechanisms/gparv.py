@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .errors import ParameterError
+from amp.core.errors import ParameterError
 
 #: Relative tolerance under which two atoms are considered the same when merging.
 MERGE_RTOL = 1e-12

@@ -1,0 +1,1 @@
+"""Figures and widgets for the book (matplotlib and ipywidgets are imported lazily)."""
