@@ -29,7 +29,8 @@ import numpy as np
 from amp import api as B
 from amp.delta.dispatch import METHODS
 from amp.core.errors import AmpError, NumericalError, ParameterError
-from amp.mechanisms.table1 import KRR, OLH, OUE, RAPPOR, HadamardResponse, MatrixMechanism, Mechanism
+from amp.mechanisms.table1 import (BLH, KRR, OLH, OUE, RAPPOR, HadamardResponse, MatrixMechanism,
+                                   Mechanism)
 
 MECHANISMS = ("krr", "rappor", "oue", "blh", "olh", "hadamard", "matrix")
 CORE_BOUNDS = ("upper", "lower")
@@ -149,10 +150,10 @@ def mechanism_factory(args: argparse.Namespace) -> Callable[[float], Mechanism]:
         mech = MatrixMechanism(load_matrix(args.matrix), name=Path(args.matrix).name)
         return lambda _eps0: mech
     makers: dict[str, Callable[[float], Mechanism]] = {
-        "krr": lambda e: KRR(args.k, e),
+        "krr": lambda e: KRR(e, k=args.k),
         "rappor": lambda e: RAPPOR(e, d=args.d),
         "oue": lambda e: OUE(e, d=args.d),
-        "blh": lambda e: OLH(e, g=2, d=args.d),
+        "blh": lambda e: BLH(e, d=args.d),
         "olh": lambda e: OLH(e, g=args.g, d=args.d),
         "hadamard": lambda e: HadamardResponse(e, d=args.d),
     }

@@ -34,8 +34,8 @@ def main() -> None:
              lambda n, e: clone_delta(EPS0, n, e)),
             ("bennett (generic)", lambda n: bennett_epsilon(EPS0, n, DELTA),
              lambda n, e: bennett_delta(EPS0, n, e)),
-            ("bennett (10-RR)", lambda n: bennett_epsilon(KRR(10, EPS0), n, DELTA),
-             lambda n, e: bennett_delta(KRR(10, EPS0), n, e))]
+            ("bennett (10-RR)", lambda n: bennett_epsilon(KRR(EPS0, k=10), n, DELTA),
+             lambda n, e: bennett_delta(KRR(EPS0, k=10), n, e))]
     for name, f_eps, f_delta in rows:
         for n in (10**4, 10**6):
             t_e, r_e = timed(lambda: f_eps(n))

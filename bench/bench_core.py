@@ -15,7 +15,7 @@ import time
 from amp import api as bounds
 from amp.mechanisms import KRR
 
-MECH = KRR(10, 4.0)
+MECH = KRR(4.0, k=10)
 DELTA = 1e-6
 
 

@@ -47,7 +47,7 @@ from amp.delta.dispatch import delta_bracket  # noqa: E402
 from amp.mechanisms import BLH, KRR, OUE, RAPPOR  # noqa: E402
 
 DELTA = 1e-6
-MECHS = {"10-RR": lambda e: KRR(10, e), "RAPPOR": RAPPOR, "OUE": OUE, "BLH": BLH}
+MECHS = {"10-RR": lambda e: KRR(e, k=10), "RAPPOR": RAPPOR, "OUE": OUE, "BLH": BLH}
 
 
 def _fresh() -> None:
@@ -135,7 +135,7 @@ def grid(ns, eps0s, rel_tol, fft_max_n, base_mem_gb, log):
 
 def curve(log):
     print("\n== curve: eps(1e-6) for 100 values of n in [1e3, 1e5], 10-RR eps0 = 4, rel-tol 1e-3")
-    mech = KRR(10, 4.0)
+    mech = KRR(4.0, k=10)
     ns = np.unique(np.round(np.logspace(3, 5, 100)).astype(int))
     _fresh()
     t = time.perf_counter()
@@ -149,7 +149,7 @@ def joint(log):
     from amp.mechanisms.joint import JointMechanism
     print("\n== joint (generic FFT path): 3-joint 10-RR, eps0 = 4 (4/3 each), n = 1e6, "
           "rel-tol 1e-2")
-    mech = JointMechanism([KRR(10, 4.0 / 3) for _ in range(3)])
+    mech = JointMechanism([KRR(4.0 / 3, k=10) for _ in range(3)])
     r, dt, mb = measure(lambda: bounds.epsilon(mech, 10**6, DELTA, rel_tol=1e-2,
                                                progress=lambda s: log("  " + s)), twice=False)
     print(f"{dt:.1f} s, peak {mb:.0f} MB: {fmt_eps(r)}")

@@ -30,7 +30,7 @@ def instances(n_random: int, seed: int, quick: bool):
     for k in (3, 4):
         ns_krr = [2, 3, 4] if quick else [2, 3, 4, 5, 6, 8, 10] + ([15, 20] if k == 3 else [])
         for eps0 in (0.5, 1.0, 2.0):
-            yield f"{k}-RR eps0={eps0:g}", KRR(k, eps0).matrix(), eps0, ns_krr
+            yield f"{k}-RR eps0={eps0:g}", KRR(eps0, k=k).matrix(), eps0, ns_krr
     ns_fin = [2, 3] if quick else [2, 3, 4]
     for eps0 in (1.0, 2.0):
         for mech in (RAPPOR(eps0, d=3), OUE(eps0, d=3), BLH(eps0, d=3),
@@ -64,7 +64,7 @@ def krr_large_n(quick: bool) -> list[str]:
         for n in ns:
             print(f"  large-n k={k} eps0={eps0} n={n}", file=sys.stderr)
             grid = np.linspace(0, eps0, 201)[1:-1]
-            c = constant_pair_curves(KRR(k, eps0).matrix(), 0, 1, n, grid, x2_values=(0, 2))
+            c = constant_pair_curves(KRR(eps0, k=k).matrix(), 0, 1, n, grid, x2_values=(0, 2))
             conj, same = c[2], c[0]
             worse = same > conj * (1 + 1e-9) + 1e-300
             if worse.any():

@@ -100,7 +100,7 @@ def test_simulation_agrees_with_dependent_law(k, eps0, n):
 @pytest.mark.parametrize("eps", [0.0, 0.1, 0.5, 0.9])
 def test_equation_1_reproduces_theorem4(k, eps0, n, eps):
     dep = dependent_law(k, eps0, n)
-    ref = delta_enumerate(KRR(k, eps0).gparv(), n, eps)
+    ref = delta_enumerate(KRR(eps0, k=k).gparv(), n, eps)
     assert exact_delta(dep, k, eps0, eps) == pytest.approx(ref, rel=1e-10, abs=1e-15)
     # revealing b1 can only lose: (1 - gamma) D(A0||A1) >= D(P0^B||P1^B), equality at eps=0
     rev = b1_revealed_delta(dep, k, eps0, eps)

@@ -17,8 +17,8 @@ from amp.delta.exact import delta_enumerate
 from amp.mechanisms import BLH, KRR, OUE, RAPPOR, HadamardResponse, MatrixMechanism
 
 MECHANISMS = {
-    "10-RR": KRR(10, 1.0),
-    "3-RR": KRR(3, 1.0),
+    "10-RR": KRR(1.0, k=10),
+    "3-RR": KRR(1.0, k=3),
     "RAPPOR": RAPPOR(1.0),
     "OUE": OUE(1.0),
     "BLH": BLH(1.0),
@@ -54,7 +54,7 @@ def exact_blanket(mech, n: int, eps: float) -> float:
 
 
 def test_fast_oracle_matches_delta_enumerate() -> None:
-    for law in (RAPPOR(1.0).gparv(), KRR(5, 2.0).gparv()):
+    for law in (RAPPOR(1.0).gparv(), KRR(2.0, k=5).gparv()):
         for e in (0.0, 0.3):
             assert fast_enumerate(law, 12, e) == pytest.approx(delta_enumerate(law, 12, e),
                                                                rel=1e-12, abs=1e-300)
@@ -80,12 +80,12 @@ def test_bounds_are_informative_somewhere() -> None:
     for m in MECHANISMS.values():
         assert hoeffding_delta(m, 35, 0.6).value < 0.05
         assert bennett_delta(m, 35, 0.6).value < 0.01
-    assert bennett_delta(KRR(10, 2.0), 2000, 0.5).value < 1e-3
+    assert bennett_delta(KRR(2.0, k=10), 2000, 0.5).value < 1e-3
 
 
 def test_balle_code_bennett_is_not_a_bound() -> None:
     """The expression of the authors' BennettExact falls below the exact blanket value."""
-    m = KRR(10, 2.0)
+    m = KRR(2.0, k=10)
     exact = exact_blanket(m, 60, 0.5)                       # 0.005809...
     code = bennett_delta(m, 60, 0.5, variant="balle-code")
     assert not code.certified and "NOT a valid" in code.note
@@ -111,7 +111,7 @@ def test_generic_formulas_by_hand() -> None:
 def test_krr_law_summary_matches_balle_rr_formulas() -> None:
     """Balle et al.'s RRMechanism: max L, width and E[L^2] of k-RR in closed form."""
     k, eps0, eps = 10, 2.0, 0.3
-    law = KRR(k, eps0).gparv()
+    law = KRR(eps0, k=k).gparv()
     s = parv_summary(law, eps)
     gam = k / (math.exp(eps0) + k - 1)
     Ee = math.exp(eps)
@@ -131,7 +131,7 @@ def test_remark1_range_is_tighter() -> None:
 
 @pytest.mark.parametrize("fn_d,fn_e", [(hoeffding_delta, hoeffding_epsilon),
                                        (bennett_delta, bennett_epsilon)], ids=["H", "B"])
-@pytest.mark.parametrize("source", [2.0, KRR(10, 2.0)], ids=["generic", "10-RR"])
+@pytest.mark.parametrize("source", [2.0, KRR(2.0, k=10)], ids=["generic", "10-RR"])
 def test_epsilon_inversion_certifies(fn_d, fn_e, source) -> None:
     r = fn_e(source, 10**5, 1e-6)
     assert r.certified
@@ -142,7 +142,7 @@ def test_epsilon_inversion_certifies(fn_d, fn_e, source) -> None:
 
 def test_zero_and_cap() -> None:
     assert hoeffding_delta(1.0, 100, 1.0).value == 0.0
-    assert bennett_delta(KRR(4, 1.0), 100, 1.5).value == 0.0
+    assert bennett_delta(KRR(1.0, k=4), 100, 1.5).value == 0.0
     assert hoeffding_delta(1.0, 100, 0.0).value == 1.0
     arr = bennett_delta(1.0, 100, np.array([0.0, 0.5]))
     assert arr.value.shape == (2,)
@@ -158,7 +158,7 @@ def test_registry_max_over_laws() -> None:
 
 @pytest.mark.parametrize("call", [
     lambda: hoeffding_delta(2.0, 10, 0.1, range_mode="exact"),
-    lambda: hoeffding_delta(KRR(3, 1.0).gparv(), 10, 0.1, range_mode="tight"),
+    lambda: hoeffding_delta(KRR(1.0, k=3).gparv(), 10, 0.1, range_mode="tight"),
     lambda: bennett_delta(2.0, 10, 0.1, variant="paper"),
     lambda: bennett_delta("krr", 10, 0.1),
     lambda: hoeffding_epsilon(2.0, 10, 0.0),

@@ -24,7 +24,7 @@ def test_delta_json_matches_api():
                 "--eps", "1", "--json")
     assert p.returncode == 0, p.stderr
     ans = json.loads(p.stdout)
-    api = B.delta(KRR(10, 4.0), 1000, 1.0)
+    api = B.delta(KRR(4.0, k=10), 1000, 1.0)
     assert ans["value"] == pytest.approx(api.value, rel=1e-12)
     lo, hi = ans["bracket"]
     assert lo <= ans["value"] <= hi
@@ -43,11 +43,11 @@ def test_eps0_command(capsys):
                  "--delta", "1e-6", "--json"]) == 0
     ans = json.loads(capsys.readouterr().out)
     assert ans["quantity"] == "eps0" and ans["bracket"][0] == ans["value"]
-    assert B.delta(KRR(10, ans["value"]), 1000, 1.0).upper <= 1e-6
+    assert B.delta(KRR(ans["value"], k=10), 1000, 1.0).upper <= 1e-6
 
 
 def test_matrix_file(tmp_path, capsys):
-    M = KRR(4, 1.0).matrix()
+    M = KRR(1.0, k=4).matrix()
     for suffix in (".csv", ".npy", ".json"):
         f = tmp_path / f"m{suffix}"
         if suffix == ".csv":
@@ -59,7 +59,7 @@ def test_matrix_file(tmp_path, capsys):
         assert main(["delta", "-m", "matrix", "--matrix", str(f), "--n", "50", "--eps", "0.3",
                      "--json"]) == 0
         ans = json.loads(capsys.readouterr().out)
-        assert ans["value"] == pytest.approx(B.delta(KRR(4, 1.0), 50, 0.3).value, rel=1e-6)
+        assert ans["value"] == pytest.approx(B.delta(KRR(1.0, k=4), 50, 0.3).value, rel=1e-6)
 
 
 @pytest.mark.parametrize("args, word", [

@@ -146,7 +146,7 @@ def test_family_engine_reduces_to_clone() -> None:
 
 
 def test_registry_entries() -> None:
-    assert BOUNDS["clone"].delta(KRR(5, 2.0), 100, 0.3).value == \
+    assert BOUNDS["clone"].delta(KRR(2.0, k=5), 100, 0.3).value == \
         pytest.approx(clone_delta(2.0, 100, 0.3).value)
     assert BOUNDS["clone-closed"].epsilon(4.0, 10**5, 1e-6).value == \
         pytest.approx(0.5378040242374512, abs=1e-9)

@@ -52,7 +52,7 @@ def test_pairspec_forms():
 @pytest.mark.parametrize("n", [2, 3, 4])
 def test_krr_conjecture_holds_at_small_eps(k, n):
     """k-RR (eps0 = 1): the conjectured pair is a maximiser for eps <= 0.25 (found here)."""
-    M = KRR(k, 1.0).matrix()
+    M = KRR(1.0, k=k).matrix()
     eps = [0.0, 0.1, 0.25]
     rep = search(M, n, eps, label=f"{k}-RR")
     assert rep.holds, rep.table()
@@ -73,7 +73,7 @@ def test_krr_counterexample_n2_is_exact():
     k, eps0, eps = 3, 1.0, 0.9
     E0 = math.exp(eps0)
     p = 1 / (E0 + k - 1)
-    rep = search(KRR(k, eps0).matrix(), 2, [eps])
+    rep = search(KRR(eps0, k=k).matrix(), 2, [eps])
     f = rep.findings[0]
     assert not f.holds and not rep.holds
     assert f.argmax.others == (f.argmax.x0,)
@@ -86,7 +86,7 @@ def test_krr_counterexample_n2_is_exact():
 
 def test_krr_counterexample_mixed_multiset():
     """3-RR, eps0 = 1, n = 4, eps = 0.6: the maximiser has mixed others {x2, x2, x0}."""
-    M = KRR(3, 1.0).matrix()
+    M = KRR(1.0, k=3).matrix()
     f = search(M, 4, [0.6]).findings[0]
     assert not f.holds and not f.holds_constant
     a = f.argmax
@@ -111,18 +111,18 @@ def test_search_values_are_ground_truth_random_matrix():
 
 
 def test_table_and_summary_text():
-    rep = search(KRR(3, 1.0).matrix(), 3, [0.1, 0.9], label="3-RR")
+    rep = search(KRR(1.0, k=3).matrix(), 3, [0.1, 0.9], label="3-RR")
     t = rep.table()
     assert "3-RR" in t and "eps=0.1" in t and "CEX" in t
     assert rep.summary().startswith("3-RR n=3: COUNTEREXAMPLE at 1/2")
 
 
 @pytest.mark.parametrize("call,match", [
-    (lambda: search(KRR(2, 1.0).matrix(), 3, [0.1]), ">= 3 inputs"),
-    (lambda: search(KRR(3, 1.0).matrix(), 1, [0.1]), "n must be >= 2"),
-    (lambda: search(KRR(3, 1.0).matrix(), 3, [-0.1]), "eps must be >= 0"),
-    (lambda: search(KRR(3, 1.0).matrix(), 3, [0.1], rtol=0), "rtol must be > 0"),
-    (lambda: search(KRR(40, 1.0).matrix(), 6, [0.1]), "too large"),
+    (lambda: search(KRR(1.0, k=2).matrix(), 3, [0.1]), ">= 3 inputs"),
+    (lambda: search(KRR(1.0, k=3).matrix(), 1, [0.1]), "n must be >= 2"),
+    (lambda: search(KRR(1.0, k=3).matrix(), 3, [-0.1]), "eps must be >= 0"),
+    (lambda: search(KRR(1.0, k=3).matrix(), 3, [0.1], rtol=0), "rtol must be > 0"),
+    (lambda: search(KRR(1.0, k=40).matrix(), 6, [0.1]), "too large"),
 ])
 def test_bad_inputs(call, match):
     with pytest.raises(ParameterError, match=match):

@@ -18,7 +18,7 @@ from amp.mechanisms import (BLH, KRR, OLH, OUE, RAPPOR, HadamardResponse, Matrix
 
 from helpers import assert_lower, assert_upper, random_ldp_matrix
 
-MECHS = [KRR(10, 4.0), KRR(3, 0.5), KRR(2, 1.0), RAPPOR(4.0), RAPPOR(0.5, d=4), OUE(1.0),
+MECHS = [KRR(4.0, k=10), KRR(0.5, k=3), KRR(1.0, k=2), RAPPOR(4.0), RAPPOR(0.5, d=4), OUE(1.0),
          OUE(3.0, d=3), BLH(2.0), BLH(1.0, d=3), OLH(1.5, g=3), HadamardResponse(0.7),
          HadamardResponse(2.0, d=5)]
 
@@ -71,13 +71,13 @@ def test_random_ldp_matrices(d, m, eps0, n, frac, seed):
 
 def test_exact_method_and_auto_selection():
     # Theorem 5's law has no Table 1 shape: enumeration when small, FFT otherwise
-    law = KRR(5, 1.0).lower_laws()[0]
+    law = KRR(1.0, k=5).lower_laws()[0]
     r = delta_bracket(law, 6, 0.2)
     assert r.method == "exact"
     assert r.lower <= delta_enumerate(law, 6, 0.2) <= r.upper
     assert delta_bracket(law, 5000, 0.05).method == "fft"
     # the blanket law of a Table 1 mechanism goes to the structured path, at any n
-    up = KRR(5, 1.0).gparv()
+    up = KRR(1.0, k=5).gparv()
     for n in (6, 5000):
         r = delta_bracket(up, n, 0.05)
         assert r.method == "structured"
@@ -95,7 +95,7 @@ def test_forced_methods():
 
 def test_chernoff_shortcut_is_an_upper_bound():
     from amp.delta.dispatch import chernoff_upper
-    law = KRR(4, 1.0).gparv()
+    law = KRR(1.0, k=4).gparv()
     for n in (2, 5, 20):
         for eps in (0.1, 0.5, 0.9):
             g, p = law.atoms(eps)
@@ -109,7 +109,7 @@ def test_chernoff_shortcut_is_an_upper_bound():
 
 
 def test_zero_beyond_eps0():
-    law = KRR(10, 2.0).gparv()
+    law = KRR(2.0, k=10).gparv()
     r = delta_bracket(law, 1000, 2.5)
     assert (r.lower, r.upper, r.method) == (0.0, 0.0, "zero")
     # at eps = eps0 the positive atom is floating-point noise: certified tiny upper end
@@ -129,7 +129,7 @@ def test_vectorised_eps_and_monotone():
 
 
 def test_decreasing_in_n():
-    law = KRR(10, 2.0).gparv()
+    law = KRR(2.0, k=10).gparv()
     prev = math.inf
     for n in (100, 300, 1000, 3000):
         r = delta_bracket(law, n, 0.5)
@@ -140,13 +140,13 @@ def test_decreasing_in_n():
 @pytest.mark.parametrize("n, eps", [(1000, 1.0), (10_000, 0.4), (100_000, 0.12)])
 def test_default_accuracy_self_certified(n, eps):
     """Default settings: upper <= 1.01 * lower, so upper is within 1% of the exact value."""
-    r = delta_bracket(KRR(10, 4.0).gparv(), n, eps)
+    r = delta_bracket(KRR(4.0, k=10).gparv(), n, eps)
     assert r.lower > 0 and r.upper <= 1.01 * r.lower
 
 
 def test_refuses_unreachable_accuracy():
     with pytest.raises(NumericalError, match="cannot certify"):
-        delta_bracket(KRR(10, 4.0).gparv(), 10_000, 0.3, rel_tol=1e-6, max_points=1 << 14,
+        delta_bracket(KRR(4.0, k=10).gparv(), 10_000, 0.3, rel_tol=1e-6, max_points=1 << 14,
                       method="fft")
 
 
@@ -160,7 +160,7 @@ def test_refuses_unreachable_accuracy():
 ])
 def test_bad_input(kwargs, msg):
     with pytest.raises(ParameterError, match=msg):
-        delta_bracket(KRR(3, 1.0).gparv(), **kwargs)
+        delta_bracket(KRR(1.0, k=3).gparv(), **kwargs)
 
 
 def test_gparv_validation():
@@ -175,7 +175,7 @@ def test_gparv_validation():
 @pytest.mark.parametrize("n", [5, 30, 300])
 def test_few_blanket_users_path_extreme_eps0(n):
     """Extreme eps0 (n * gamma small): exact conditioning on the number of blanket users."""
-    laws = [KRR(5, 9.0).gparv()] + (KRR(5, 9.0).lower_laws()[:1] if n <= 30 else [])
+    laws = [KRR(9.0, k=5).gparv()] + (KRR(9.0, k=5).lower_laws()[:1] if n <= 30 else [])
     for law in laws:
         for eps in (0.5, 4.0, 8.5):
             r = delta_bracket(law, n, eps)
@@ -197,5 +197,5 @@ def test_first_moment_shortcut_is_an_upper_bound():
 
 def test_extreme_eps0_epsilon_search():
     from amp.api import epsilon
-    r = epsilon(KRR(5, 30.0), 1000, 1e-6)
+    r = epsilon(KRR(30.0, k=5), 1000, 1e-6)
     assert r.lower <= r.upper <= 30.0 and r.upper > 29.9

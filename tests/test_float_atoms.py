@@ -53,7 +53,7 @@ def test_rappor_single_user_near_eps0_against_decimal(eps0, rel):
 @pytest.mark.parametrize("n", [1, 5])
 def test_krr_near_eps0_all_paths_bracket_the_exact_value(n):
     eps0, eps = 0.01, 0.01 * (1 - 1e-9)
-    law = KRR(2, eps0).gparv()
+    law = KRR(eps0, k=2).gparv()
     if n == 1:
         ref = float(_single_user_delta(1 / (_exp(eps0) + 1), eps0, eps))
     else:
@@ -74,9 +74,9 @@ def test_krr_near_eps0_all_paths_bracket_the_exact_value(n):
 
 
 def test_chernoff_bound_never_underflows_to_zero():
-    g, p = KRR(10, 1.0).gparv().atoms(0.5)
+    g, p = KRR(1.0, k=10).gparv().atoms(0.5)
     assert chernoff_upper(g, p, 10**20) > 0.0
-    assert bounds.delta(KRR(10, 1.0), 10**20, 0.5).upper > 0.0
+    assert bounds.delta(KRR(1.0, k=10), 10**20, 0.5).upper > 0.0
 
 
 def test_clear_errors_on_bad_arguments():
@@ -89,8 +89,8 @@ def test_clear_errors_on_bad_arguments():
     with pytest.raises(ParameterError, match="mechanism"):
         bounds.calibrate_eps0(lambda e: 5, 100, 0.5, 1e-6)
     with pytest.raises(ParameterError):
-        bounds.calibrate_eps0(lambda e: KRR(3, e), 100, 0.5, 1e-6, eps0_max=float("nan"))
-    M = KRR(4, 1.0).matrix()
+        bounds.calibrate_eps0(lambda e: KRR(e, k=3), 100, 0.5, 1e-6, eps0_max=float("nan"))
+    M = KRR(1.0, k=4).matrix()
     for bad in (-1, 4, 1.0):
         with pytest.raises(ParameterError):
             lower_law_from_matrix(M, 0, 1, bad)
@@ -119,5 +119,5 @@ def test_clear_errors_in_baseline_inversions_and_pairs():
             hoeffding_epsilon(1.0, 1000, 1e-3, xtol=xtol)
     for pair in ((5, 9), (1, 1), (-1, 2)):
         with pytest.raises(ParameterError, match="pair"):
-            KRR(4, 1.0).lower_laws(pair=pair)
-    assert KRR(4, 1.0).lower_laws(pair=(1, 3))[0].same_law(KRR(4, 1.0).lower_laws()[0])
+            KRR(1.0, k=4).lower_laws(pair=pair)
+    assert KRR(1.0, k=4).lower_laws(pair=(1, 3))[0].same_law(KRR(1.0, k=4).lower_laws()[0])

@@ -65,7 +65,7 @@ def decompositions(P: np.ndarray, x0: int, x1: int) -> dict:
 # ----------------------------------------------------------------------------- formula
 @pytest.mark.parametrize("n", [1, 2, 3, 5])
 def test_exact_formula_matches_brute_force(n: int) -> None:
-    P = KRR(4, 1.2).matrix()
+    P = KRR(1.2, k=4).matrix()
     decs = list(decompositions(P, 0, 1).values()) + [merged_krr_decomposition(4, 1.2)]
     decs += [decompositions(RANDOM_LDP, 2, 0)["standard clone"]]
     for dec in decs:
@@ -88,7 +88,7 @@ def test_zero_common_weight_component_is_revealed() -> None:
 
 
 # ----------------------------------------------------------------------------- Theorems 3, 4
-MATRICES = {"4-RR": (KRR(4, 1.2).matrix(), 0, 1),
+MATRICES = {"4-RR": (KRR(1.2, k=4).matrix(), 0, 1),
             "random": (RANDOM_LDP, 0, 1),
             "random (2,1)": (RANDOM_LDP, 2, 1),
             "RAPPOR d=3": (RAPPOR(1.0, d=3).matrix(), 0, 1),
@@ -122,7 +122,7 @@ def test_merged_krr_is_optimal() -> None:
     """Example 4.0: the merged k-RR decomposition gives the blanket value."""
     for k in (2, 3, 6):
         dec = merged_krr_decomposition(k, 1.5)
-        law = KRR(k, 1.5).gparv()
+        law = KRR(1.5, k=k).gparv()
         for n in (5, 20):
             assert dec.divergence(n, 0.2) == pytest.approx(delta_enumerate(law, n, 0.2),
                                                            rel=1e-10, abs=1e-300)
@@ -139,7 +139,7 @@ def test_standard_clone_decomposition_gives_clone_bound(name: str) -> None:
                                                            rel=1e-9, abs=1e-300)
 
 
-TABLE1_FINITE = {"5-RR": KRR(5, 1.5), "RAPPOR d=3": RAPPOR(1.5, d=3), "OUE d=3": OUE(1.5, d=3),
+TABLE1_FINITE = {"5-RR": KRR(1.5, k=5), "RAPPOR d=3": RAPPOR(1.5, d=3), "OUE d=3": OUE(1.5, d=3),
                  "BLH d=3": BLH(1.5, d=3), "HR d=3": HadamardResponse(1.5, d=3)}
 
 
@@ -174,7 +174,7 @@ def test_bad_coefficients(kwargs: dict, word: str) -> None:
 
 
 def test_non_reproducing_decomposition_is_rejected() -> None:
-    P = KRR(3, 1.0).matrix()
+    P = KRR(1.0, k=3).matrix()
     good = blanket_decomposition(P, 0, 1)
     with pytest.raises(ParameterError, match="does not reproduce R"):
         GeneralCloneDecomposition(good.b, good.a, good.c, good.beta, good.Q1, good.Q_rest,

@@ -45,7 +45,7 @@ def random_matrices():
                          ids=lambda v: str(v))
 @pytest.mark.parametrize("n", [1, 2, 3, 5, 7])
 def test_theorem5_krr(k, eps0, n):
-    M = KRR(k, eps0).matrix()
+    M = KRR(eps0, k=k).matrix()
     got = shuffled_divergence(M, 0, 1, 2, EPS, n=n)
     want = np.array([delta_enumerate(lower_law_from_matrix(M, 0, 1, 2), n, e) for e in EPS])
     np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-15)
@@ -77,7 +77,7 @@ def test_theorem5_proof_allows_x2_equal_to_x0_or_x1(idx):
 @pytest.mark.parametrize("n", [1, 2, 3, 4, 5])
 @pytest.mark.parametrize("eps0", [0.5, 2.0])
 def test_blanket_upper_bound_krr3_all_pairs(n, eps0):
-    M = KRR(3, eps0).matrix()
+    M = KRR(eps0, k=3).matrix()
     bound = {(a, b): np.array([delta_enumerate(pair_law_from_matrix(M, a, b), n, e)
                                for e in EPS])
              for a in range(3) for b in range(3) if a != b}
@@ -153,7 +153,7 @@ def test_monotone_in_eps_and_zero_beyond_max_eps(direction):
 
 
 def test_eps0_zero_at_eps0_krr():
-    M = KRR(4, 1.3).matrix()
+    M = KRR(1.3, k=4).matrix()
     assert shuffled_divergence(M, 0, 1, (2, 3, 0), 1.3 + 1e-12, direction="max") < 1e-14
 
 
@@ -187,7 +187,7 @@ def test_blh_merges_to_distinct_patterns():
 
 
 def test_shuffled_delta_matches_pair_and_position_free():
-    M = KRR(3, 1.0).matrix()
+    M = KRR(1.0, k=3).matrix()
     a = shuffled_delta(M, [2, 0, 1], [2, 1, 1], EPS)      # differ in position 1
     b = shuffled_divergence(M, 0, 1, (2, 1), EPS)
     np.testing.assert_allclose(a, b, rtol=1e-14)
@@ -195,7 +195,7 @@ def test_shuffled_delta_matches_pair_and_position_free():
 
 
 def test_epsilon_for_delta_bracket():
-    M = KRR(4, 2.0).matrix()
+    M = KRR(2.0, k=4).matrix()
     X0, X1 = [0, 2, 2, 2, 3], [1, 2, 2, 2, 3]
     res = epsilon_for_delta(M, X0, X1, 1e-3, tol=1e-10)
     pair = ShuffledPair.from_inputs(M, 0, 1, (2, 2, 2, 3))
@@ -222,13 +222,13 @@ def test_epsilon_for_delta_bracket():
 ])
 def test_bad_pair_inputs(kwargs, match):
     with pytest.raises(ParameterError, match=match):
-        ShuffledPair.from_inputs(KRR(3, 1.0).matrix(), **kwargs)
+        ShuffledPair.from_inputs(KRR(1.0, k=3).matrix(), **kwargs)
 
 
 @pytest.mark.parametrize("eps,match", [(-0.1, "eps must be >= 0"), (float("nan"), "finite"),
                                        ([[0.1]], "1-D"), ([], "empty"), ("a", "real")])
 def test_bad_eps(eps, match):
-    pair = ShuffledPair.from_inputs(KRR(3, 1.0).matrix(), 0, 1, (2,))
+    pair = ShuffledPair.from_inputs(KRR(1.0, k=3).matrix(), 0, 1, (2,))
     with pytest.raises(ParameterError, match=match):
         pair.divergence(eps)
 
@@ -238,17 +238,17 @@ def test_bad_matrix_direction_delta_and_size():
         shuffled_divergence([[0.5, 0.6], [0.5, 0.5]], 0, 1, (), 0.1)
     with pytest.raises(ParameterError, match="not eps0-LDP"):
         shuffled_divergence([[1.0, 0.0], [0.5, 0.5]], 0, 1, (), 0.1)
-    pair = ShuffledPair.from_inputs(KRR(3, 1.0).matrix(), 0, 1, (2,))
+    pair = ShuffledPair.from_inputs(KRR(1.0, k=3).matrix(), 0, 1, (2,))
     with pytest.raises(ParameterError, match="direction"):
         pair.divergence(0.1, "both")
     with pytest.raises(ParameterError, match="delta must be in"):
         pair.epsilon_for_delta(1.5)
     with pytest.raises(ParameterError, match="too large"):
-        shuffled_divergence(KRR(30, 1.0).matrix(), 0, 1, 2, 0.1, n=12)
+        shuffled_divergence(KRR(1.0, k=30).matrix(), 0, 1, 2, 0.1, n=12)
     assert n_histograms(12, 30) > MAX_HISTOGRAMS
     with pytest.raises(ParameterError, match="exactly one position"):
-        shuffled_delta(KRR(3, 1.0).matrix(), [0, 1], [1, 0], 0.1)
+        shuffled_delta(KRR(1.0, k=3).matrix(), [0, 1], [1, 0], 0.1)
     with pytest.raises(ParameterError, match="equal length"):
-        shuffled_delta(KRR(3, 1.0).matrix(), [0, 1], [1], 0.1)
+        shuffled_delta(KRR(1.0, k=3).matrix(), [0, 1], [1], 0.1)
     with pytest.raises(ParameterError, match="probability vector"):
         hockey_stick([0.5, 0.6], [0.5, 0.5], 0.0)

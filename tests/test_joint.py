@@ -54,15 +54,15 @@ def all_matrix_pair_laws(J: JointMechanism) -> list[GPARV]:
 
 
 SMALL_JOINTS = {
-    "3-RR x2": lambda: JointMechanism([KRR(3, 0.7)] * 2),
-    "3-RR x3": lambda: JointMechanism([KRR(3, 0.5)] * 3),
-    "4-RR x2": lambda: JointMechanism([KRR(4, 1.3)] * 2),
-    "4-RR x3": lambda: JointMechanism([KRR(4, 0.9)] * 3),
+    "3-RR x2": lambda: JointMechanism([KRR(0.7, k=3)] * 2),
+    "3-RR x3": lambda: JointMechanism([KRR(0.5, k=3)] * 3),
+    "4-RR x2": lambda: JointMechanism([KRR(1.3, k=4)] * 2),
+    "4-RR x3": lambda: JointMechanism([KRR(0.9, k=4)] * 3),
     "RAPPOR d3 x2": lambda: JointMechanism([RAPPOR(1.1, d=3)] * 2),
     "OUE d3 x2": lambda: JointMechanism([OUE(0.8, d=3)] * 2),
     "BLH d3 x2": lambda: JointMechanism([BLH(1.2, d=3)] * 2),
-    "3-RR + RAPPOR d3": lambda: JointMechanism([KRR(3, 0.6), RAPPOR(1.0, d=3)]),
-    "4-RR + 3-RR + OUE d3": lambda: JointMechanism([KRR(4, 0.4), KRR(3, 0.9), OUE(0.5, d=3)]),
+    "3-RR + RAPPOR d3": lambda: JointMechanism([KRR(0.6, k=3), RAPPOR(1.0, d=3)]),
+    "4-RR + 3-RR + OUE d3": lambda: JointMechanism([KRR(0.4, k=4), KRR(0.9, k=3), OUE(0.5, d=3)]),
 }
 
 
@@ -100,16 +100,16 @@ def test_non_symmetric_component_candidates_match_matrix():
     assert len(mech.gparv_laws()) == 6
     J = JointMechanism([mech, mech])
     assert law_set(J.gparv_laws()) == law_set(all_matrix_pair_laws(J))
-    J2 = JointMechanism([mech, KRR(3, 0.5)])
+    J2 = JointMechanism([mech, KRR(0.5, k=3)])
     assert law_set(J2.gparv_laws()) == law_set(all_matrix_pair_laws(J2))
-    J3 = JointMechanism([HadamardResponse(1.0, d=3), KRR(3, 0.5)])
+    J3 = JointMechanism([HadamardResponse(1.0, d=3), KRR(0.5, k=3)])
     assert law_set(J3.gparv_laws()) == law_set(all_matrix_pair_laws(J3))
 
 
 def test_same_input_law_is_marginal_of_pair_law():
     """Law of (a, a) = atoms (a, a, p) of any pair law with first input x: check on a matrix."""
     mech = random_matrix_mechanism(7, d=4, outputs=6)
-    J = JointMechanism([mech, KRR(3, 0.4)])
+    J = JointMechanism([mech, KRR(0.4, k=3)])
     M = J.matrix()
     # differ only in the KRR component, the matrix component fixed at input 2
     for x in range(4):
@@ -119,7 +119,7 @@ def test_same_input_law_is_marginal_of_pair_law():
 
 
 def test_pair_law_subset_matches_pairs():
-    J = JointMechanism([KRR(3, 0.5), KRR(4, 0.7), RAPPOR(0.6)])
+    J = JointMechanism([KRR(0.5, k=3), KRR(0.7, k=4), RAPPOR(0.6)])
     by_differ = {jp.differ: jp.law for jp in J.pairs()}
     assert len(by_differ) == 7
     for S, law in by_differ.items():
@@ -138,13 +138,13 @@ def test_multinomial_power_equals_sequential_product():
 
 
 def test_symmetric_flag():
-    assert JointMechanism([KRR(3, 1.0)]).symmetric
-    assert JointMechanism([KRR(3, 1.0)]).gparv().same_law(KRR(3, 1.0).gparv())
-    assert not JointMechanism([KRR(3, 1.0)] * 2).symmetric
+    assert JointMechanism([KRR(1.0, k=3)]).symmetric
+    assert JointMechanism([KRR(1.0, k=3)]).gparv().same_law(KRR(1.0, k=3).gparv())
+    assert not JointMechanism([KRR(1.0, k=3)] * 2).symmetric
 
 
 # ---------------------------------------------------------------------------- (b) one component
-@pytest.mark.parametrize("mech", [KRR(5, 1.0), RAPPOR(2.0), OUE(1.5, d=4), BLH(1.0),
+@pytest.mark.parametrize("mech", [KRR(1.0, k=5), RAPPOR(2.0), OUE(1.5, d=4), BLH(1.0),
                                   HadamardResponse(1.0, d=3), HadamardResponse(2.0)],
                          ids=["5-RR", "RAPPOR", "OUE d4", "BLH", "HR d3", "HR"])
 def test_joint_of_one_component_is_the_component(mech):
@@ -156,7 +156,7 @@ def test_joint_of_one_component_is_the_component(mech):
 
 # ---------------------------------------------------------------------------- (c) order
 def test_component_order_does_not_matter():
-    comps = [KRR(3, 0.6), RAPPOR(1.0, d=3), BLH(0.8)]
+    comps = [KRR(0.6, k=3), RAPPOR(1.0, d=3), BLH(0.8)]
     ref = JointMechanism(comps)
     for perm in itertools.permutations(comps):
         J = JointMechanism(list(perm))
@@ -178,7 +178,7 @@ def test_gamma_is_product_of_gammas(case):
 
 
 def test_eps0_is_sum_theorem_1():
-    J = JointMechanism([KRR(3, 0.6), RAPPOR(1.0, d=3)])
+    J = JointMechanism([KRR(0.6, k=3), RAPPOR(1.0, d=3)])
     assert J.eps0 == pytest.approx(1.6)
     M = J.matrix()
     eps0_matrix = float(np.max(np.log(M.max(axis=0)) - np.log(M.min(axis=0))))
@@ -188,8 +188,8 @@ def test_eps0_is_sum_theorem_1():
 # ---------------------------------------------------------------------------- (e) Property 2
 @pytest.mark.parametrize("J", [
     joint_copies(KRR, 4, 4.0, k=10), joint_copies(RAPPOR, 3, 6.0), joint_copies(OUE, 2, 3.0),
-    joint_copies(BLH, 3, 2.0), JointMechanism([KRR(3, 1.0), RAPPOR(2.0, d=5), OUE(0.5)]),
-    JointMechanism([HadamardResponse(1.0, d=3), KRR(3, 1.0)]),
+    joint_copies(BLH, 3, 2.0), JointMechanism([KRR(1.0, k=3), RAPPOR(2.0, d=5), OUE(0.5)]),
+    JointMechanism([HadamardResponse(1.0, d=3), KRR(1.0, k=3)]),
 ], ids=["4-joint 10-RR", "3-joint RAPPOR", "2-joint OUE", "3-joint BLH", "heterogeneous",
         "HR d3 + 3-RR"])
 @pytest.mark.parametrize("eps", [0.0, 0.5, 2.0])
@@ -203,12 +203,12 @@ def test_property_2(J, eps):
 
 # ---------------------------------------------------------------------------- (f) Theorem 5
 LOWER_CASES = {
-    "3-RR x2": lambda: JointMechanism([KRR(3, 0.7)] * 2),
-    "4-RR x3": lambda: JointMechanism([KRR(4, 0.9)] * 3),
+    "3-RR x2": lambda: JointMechanism([KRR(0.7, k=3)] * 2),
+    "4-RR x3": lambda: JointMechanism([KRR(0.9, k=4)] * 3),
     "RAPPOR d3 x2": lambda: JointMechanism([RAPPOR(1.1, d=3)] * 2),
     "OUE d3 x2": lambda: JointMechanism([OUE(0.8, d=3)] * 2),
     "BLH d3 x2": lambda: JointMechanism([BLH(1.2, d=3)] * 2),
-    "3-RR + RAPPOR d3": lambda: JointMechanism([KRR(3, 0.6), RAPPOR(1.0, d=3)]),
+    "3-RR + RAPPOR d3": lambda: JointMechanism([KRR(0.6, k=3), RAPPOR(1.0, d=3)]),
 }
 
 
@@ -245,13 +245,13 @@ def test_lower_subset_laws_match_product_matrix(case):
 
 def test_lower_law_needs_three_inputs():
     with pytest.raises(ParameterError):
-        JointMechanism([KRR(2, 1.0), KRR(3, 1.0)]).lower_laws()
+        JointMechanism([KRR(1.0, k=2), KRR(1.0, k=3)]).lower_laws()
     with pytest.raises(ParameterError):
-        JointMechanism([KRR(3, 1.0)]).lower_laws(pair=(0, 1))
+        JointMechanism([KRR(1.0, k=3)]).lower_laws(pair=(0, 1))
 
 
 # ---------------------------------------------------------------------------- (g) bad input
-@pytest.mark.parametrize("bad", [[], (), None, KRR(3, 1.0), [KRR(3, 1.0), "KRR"], [1.0],
+@pytest.mark.parametrize("bad", [[], (), None, KRR(1.0, k=3), [KRR(1.0, k=3), "KRR"], [1.0],
                                  "abc"],
                          ids=["empty list", "empty tuple", "None", "bare mechanism",
                               "string component", "float component", "string"])
@@ -261,7 +261,7 @@ def test_bad_components_raise(bad):
 
 
 def test_bad_arguments_raise():
-    J = JointMechanism([KRR(3, 1.0)] * 2)
+    J = JointMechanism([KRR(1.0, k=3)] * 2)
     with pytest.raises(ParameterError):
         J.pair_law([])
     with pytest.raises(ParameterError):
@@ -271,7 +271,7 @@ def test_bad_arguments_raise():
     with pytest.raises(ParameterError):
         JointMechanism([random_matrix_mechanism(1)] * 2).pair_law()
     with pytest.raises(ParameterError):
-        JointMechanism.copies(KRR(3, 1.0), 0)
+        JointMechanism.copies(KRR(1.0, k=3), 0)
     with pytest.raises(ParameterError):
         JointMechanism.copies(KRR, 2)
     with pytest.raises(ParameterError):
@@ -279,18 +279,18 @@ def test_bad_arguments_raise():
     with pytest.raises(ParameterError):
         joint_copies(lambda eps0: "not a mechanism", 2, 1.0)
     with pytest.raises(ParameterError):
-        JointMechanism([KRR(3, 200.0), KRR(3, 200.0)])       # total eps0 too large
+        JointMechanism([KRR(200.0, k=3), KRR(200.0, k=3)])       # total eps0 too large
     with pytest.raises(ParameterError):
-        subset_deltas(KRR(3, 1.0), 3, 0.5)
+        subset_deltas(KRR(1.0, k=3), 3, 0.5)
     with pytest.raises(ParameterError):
         JointMechanism([RAPPOR(1.0)] * 2).matrix()             # large-domain component
     with pytest.raises(ParameterError):
-        JointMechanism([KRR(40, 1.0)] * 3).matrix()            # size cap
+        JointMechanism([KRR(1.0, k=40)] * 3).matrix()            # size cap
     assert 40 ** 6 > MAX_MATRIX_ENTRIES
 
 
 def test_too_many_candidates_raise():
-    comps = [KRR(3 + i, 0.1 * (i + 1)) for i in range(13)]
+    comps = [KRR(0.1 * (i + 1), k=3 + i) for i in range(13)]
     with pytest.raises(ParameterError, match="candidate pair types"):
         JointMechanism(comps).gparv_laws()
 
@@ -305,7 +305,7 @@ def test_joint_copies_splits_budget():
     assert [len(jp.differ) for jp in J.pairs()] == [3, 2, 1]
     J2 = joint_copies(RAPPOR, 2, 3.0)
     assert J2.components[0].eps0 == pytest.approx(1.5)
-    J3 = JointMechanism.copies(KRR(10, 1.0), 4)
+    J3 = JointMechanism.copies(KRR(1.0, k=10), 4)
     assert J3.eps0 == pytest.approx(4.0) and J3.m == 4
 
 
@@ -348,7 +348,7 @@ def test_example_6_0(k, eps0):
     assert ex.q == pytest.approx((k - 2) / (h + k - 1), rel=1e-15, abs=0)
     assert ex.matrix_error < 1e-15
     assert ex.blanket_error < 1e-15
-    J = JointMechanism([KRR(k, eps0 / 2)] * 2)
+    J = JointMechanism([KRR(eps0 / 2, k=k)] * 2)
     assert ex.gamma == pytest.approx(J.gamma, rel=1e-14)
     assert ex.gamma == pytest.approx((k * ex.p) ** 2, rel=1e-14)
     assert ex.component_blanket.sum() == pytest.approx(2 * ex.p + ex.q, rel=1e-14)
@@ -366,7 +366,7 @@ def test_theorem5_lower_bound_of_finite_joint_mechanisms():
     the lower bound is the exact delta of those laws and stays below the upper bound."""
     from amp import api as bounds
     from amp.delta.exact import delta_enumerate as enum
-    for J in (JointMechanism([KRR(3, 1.0)] * 2), JointMechanism([KRR(4, 1.0), KRR(3, 0.5)])):
+    for J in (JointMechanism([KRR(1.0, k=3)] * 2), JointMechanism([KRR(1.0, k=4), KRR(0.5, k=3)])):
         n, eps = 6, 0.3
         lo = bounds.delta(J, n, eps, bound="lower")
         exact = max(enum(law, n, eps) for law in J.lower_laws())

@@ -15,7 +15,7 @@ from amp.mechanisms import (BLH, KRR, OLH, OUE, RAPPOR, HadamardResponse, Matrix
 
 from helpers import random_ldp_matrix
 
-FINITE = [KRR(2, 1.0), KRR(3, 0.5), KRR(10, 4.0), RAPPOR(2.0, d=2), RAPPOR(1.0, d=5),
+FINITE = [KRR(1.0, k=2), KRR(0.5, k=3), KRR(4.0, k=10), RAPPOR(2.0, d=2), RAPPOR(1.0, d=5),
           OUE(3.0, d=4), OLH(1.5, g=3, d=3), BLH(1.0, d=3), BLH(2.0, d=4),
           HadamardResponse(1.0, d=3), HadamardResponse(2.0, d=6)]
 
@@ -65,7 +65,7 @@ def test_table1_rows(eps0, eps):
     vals = [1 - e * e0, e0 - e * e0, 1 - e, 0.0, e0 - e]
     k = 10
     rows = {
-        KRR(k, eps0): [1 / (e0 + k - 1), 0, (k - 2) / (e0 + k - 1), (e0 - 1) / (e0 + k - 1),
+        KRR(eps0, k=k): [1 / (e0 + k - 1), 0, (k - 2) / (e0 + k - 1), (e0 - 1) / (e0 + k - 1),
                        1 / (e0 + k - 1)],
         BLH(eps0): [1 / (2 * (e0 + 1))] * 3 + [(e0 - 1) / (e0 + 1), 1 / (2 * (e0 + 1))],
         RAPPOR(eps0): [1 / (math.exp(eps0 / 2) + 1) ** 2,
@@ -143,15 +143,15 @@ def test_zero_column_is_dropped():
 
 
 @pytest.mark.parametrize("factory, msg", [
-    (lambda: KRR(1, 1.0), "k must be >= 2"),
-    (lambda: KRR(3, -1.0), "eps0 must be > 0"),
-    (lambda: KRR(3, float("nan")), "eps0 must be finite"),
-    (lambda: KRR(3, 1e6), "eps0 must be <="),
-    (lambda: KRR(2.5, 1.0), "k must be an integer"),
+    (lambda: KRR(1.0, k=1), "k must be >= 2"),
+    (lambda: KRR(-1.0, k=3), "eps0 must be > 0"),
+    (lambda: KRR(float("nan"), k=3), "eps0 must be finite"),
+    (lambda: KRR(1e6, k=3), "eps0 must be <="),
+    (lambda: KRR(1.0, k=2.5), "k must be an integer"),
     (lambda: RAPPOR(0.0), "eps0 must be > 0"),
     (lambda: OLH(1.0, g=1), "g must be >= 2"),
     (lambda: OUE(1.0, d=1), "d must be >= 2"),
-    (lambda: KRR(2, 1.0).lower_laws(), "k must be >= 3"),
+    (lambda: KRR(1.0, k=2).lower_laws(), "k must be >= 3"),
     (lambda: RAPPOR(1.0).matrix(), "no finite matrix"),
 ])
 def test_bad_parameters(factory, msg):

@@ -66,7 +66,7 @@ def test_cli_line_bad_command():
 def test_table1_rows_match_closed_forms():
     eps0 = 1.5
     E, h = math.exp(eps0), math.exp(eps0 / 2)
-    rows = plots.table1_rows([KRR(4, eps0), RAPPOR(eps0), OUE(eps0), BLH(eps0),
+    rows = plots.table1_rows([KRR(eps0, k=4), RAPPOR(eps0), OUE(eps0), BLH(eps0),
                               HadamardResponse(eps0)])
     expected = [
         [1 / (E + 3), 0, 2 / (E + 3), (E - 1) / (E + 3), 1 / (E + 3)],
@@ -92,7 +92,7 @@ def test_table1_rows_rejects_non_table_law(rng):
 @pytest.mark.parametrize("rounding", ["up", "mean"])
 @pytest.mark.parametrize("step", [0.5, 0.1, 0.02])
 def test_algorithm4_is_an_upper_bound(rounding, step):
-    law = KRR(5, 1.5).gparv()
+    law = KRR(1.5, k=5).gparv()
     n, eps = 12, 0.4
     exact = delta_enumerate(law, n, eps)
     value = plots.algorithm4_delta(law, n, eps, step, rounding)
@@ -101,7 +101,7 @@ def test_algorithm4_is_an_upper_bound(rounding, step):
 
 
 def test_algorithm4_mean_rule_beats_round_up_and_bad_input():
-    law = KRR(10, 2.0).gparv()
+    law = KRR(2.0, k=10).gparv()
     exact = delta_enumerate(law, 20, 0.5)
     up = plots.algorithm4_delta(law, 20, 0.5, 0.01, "up")
     mean = plots.algorithm4_delta(law, 20, 0.5, 0.01, "mean")
@@ -113,7 +113,7 @@ def test_algorithm4_mean_rule_beats_round_up_and_bad_input():
 
 
 def test_simulate_shuffle_is_seeded_and_consistent():
-    R = KRR(3, 1.0).matrix()
+    R = KRR(1.0, k=3).matrix()
     data = [0, 2, 2, 1, 2]
     a = plots.simulate_shuffle(R, data, 20_000, seed=7)
     b = plots.simulate_shuffle(R, data, 20_000, seed=7)
@@ -124,7 +124,7 @@ def test_simulate_shuffle_is_seeded_and_consistent():
 
 
 def test_empirical_divergence_tracks_exact_divergence():
-    R = KRR(3, 2.0).matrix()
+    R = KRR(2.0, k=3).matrix()
     X0, X1 = [0, 2, 2, 2], [1, 2, 2, 2]
     c0 = plots.simulate_shuffle(R, X0, 100_000, seed=1)
     c1 = plots.simulate_shuffle(R, X1, 100_000, seed=2)
@@ -137,10 +137,10 @@ def test_empirical_divergence_tracks_exact_divergence():
 
 
 def test_eps_estimate_and_certified_values():
-    mech = KRR(10, 4.0)
+    mech = KRR(4.0, k=10)
     est = plots.eps_estimate_versus_n(mech, [1_000, 10_000, 100_000], 1e-6)
     assert np.all(np.diff(est) < 0) and np.all(est > 0)
-    small = KRR(3, 1.0)
+    small = KRR(1.0, k=3)
     (res,) = plots.eps_versus_n(small, [30], 1e-2, rel_tol=5e-2)
     assert res.lower <= res.value and res.value < 1.0
 
@@ -169,7 +169,7 @@ def test_plot_eps_vs_n_estimate_only():
 
 
 def test_plot_hockey_stick():
-    R = KRR(3, 2.0).matrix()
+    R = KRR(2.0, k=3).matrix()
     ax = plots.plot_hockey_stick(R[0], R[1], 0.5, outputs=["a", "b", "c"])
     assert labelled(ax) and len(ax.containers) == 3
     assert [t.get_text() for t in ax.get_xticklabels()] == ["a", "b", "c"]
@@ -193,7 +193,7 @@ def test_plot_decomposition():
 
 
 def test_plot_gparv_atoms():
-    law = KRR(10, 2.0).gparv()
+    law = KRR(2.0, k=10).gparv()
     ax = plots.plot_gparv_atoms(law, 0.5)
     assert labelled(ax) and len(ax.get_lines()) == 2     # atoms + mean line
     assert ax.get_title()

@@ -60,7 +60,7 @@ def fake_figures() -> dict:
 
 # ----------------------------------------------------------------------------- computations
 def test_certified_epsilon_matches_bounds_epsilon():
-    mech = KRR(10, 2.0)
+    mech = KRR(2.0, k=10)
     ours = px.certified_epsilon(mech, 1000, 1e-6)
     ref = bounds.epsilon(mech, 1000, 1e-6)
     assert ours.value == ref.value and ours.lower == ref.lower and ours.fallback == 0
@@ -79,9 +79,9 @@ def test_bisection_fallback_is_certified():
     assert delta_bracket(law, 1000, hi).upper <= 1e-6
     assert delta_bracket(law, 1000, lo, rel_tol=1e-4).lower > 1e-6
     # and it agrees with the regular search on a law where that works
-    law1 = KRR(10, 2.0).gparv()
+    law1 = KRR(2.0, k=10).gparv()
     lo1, hi1 = px._bisect_epsilon(law1, 1000, 1e-6, 1e-3)
-    ref = bounds.epsilon(KRR(10, 2.0), 1000, 1e-6)
+    ref = bounds.epsilon(KRR(2.0, k=10), 1000, 1e-6)
     assert lo1 <= ref.upper and ref.lower <= hi1
 
 
@@ -111,7 +111,7 @@ def test_experiment_mechanism_bad_input():
     with pytest.raises(ParameterError, match="mechanism must be one of"):
         px.experiment_mechanism("RR", 1.0)
     with pytest.raises(ParameterError, match="bound must be"):
-        px.certified_epsilon(KRR(3, 1.0), 10, 1e-3, bound="middle")
+        px.certified_epsilon(KRR(1.0, k=3), 10, 1e-3, bound="middle")
 
 
 @pytest.mark.parametrize("key", ["upper", "lower", "joint2_upper", "joint2_lower"])
@@ -127,9 +127,9 @@ def test_experiment_point_ours_matches_certified_epsilon(key):
 
 
 @pytest.mark.parametrize("key,fn", [("clone", lambda: clone_epsilon(2.0, 1000, 1e-6)),
-                                    ("hoeffding", lambda: hoeffding_epsilon(KRR(10, 2.0), 1000,
+                                    ("hoeffding", lambda: hoeffding_epsilon(KRR(2.0, k=10), 1000,
                                                                             1e-6)),
-                                    ("bennett", lambda: bennett_epsilon(KRR(10, 2.0), 1000,
+                                    ("bennett", lambda: bennett_epsilon(KRR(2.0, k=10), 1000,
                                                                         1e-6))],
                          ids=["clone", "hoeffding", "bennett"])
 def test_experiment_point_baselines(key, fn):
@@ -175,9 +175,9 @@ def test_ratio_spread_closed_form():
     sigma^2 = 2 (E - 1)^2 / (E + k - 1); a product of independent components multiplies
     E[a^2], E[b^2], E[ab]."""
     E = math.exp(2.0)
-    assert px.ratio_spread([KRR(10, 2.0).gparv()]) == pytest.approx(
+    assert px.ratio_spread([KRR(2.0, k=10).gparv()]) == pytest.approx(
         math.sqrt(2 * (E - 1) ** 2 / (E + 9)), rel=1e-12)
-    law = KRR(10, 1.0).gparv()
+    law = KRR(1.0, k=10).gparv()
     Ea2, Eb2, Eab = (float(np.sum(law.p * x)) for x in (law.a ** 2, law.b ** 2, law.a * law.b))
     # sums over blanket atoms (off the blanket G = 0); E[(a1 a2 - b1 b2)^2] factorises
     want = Ea2 ** 2 + Eb2 ** 2 - 2 * Eab ** 2
@@ -380,7 +380,7 @@ def test_plot_conjecture_and_appendices():
     ax = px.plot_conjecture_curves(eps, {"a": np.exp(-eps), "b": np.exp(-2 * eps)},
                                    upper=np.exp(-eps) * 2)
     assert labelled(ax)
-    rep = search(KRR(3, 1.0).matrix(), 3, [0.0, 0.5, 0.9], label="3-RR")
+    rep = search(KRR(1.0, k=3).matrix(), 3, [0.0, 0.5, 0.9], label="3-RR")
     assert labelled(px.plot_conjecture_ratios([rep]))
     report = appendix_a_report(4, 1.0, 10, 0.3, n_samples=2000, seed=1)
     ax = px.plot_count_laws(report)

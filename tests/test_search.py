@@ -28,7 +28,7 @@ def _exact_eps(law, n, delta, tol=1e-9):
 
 
 @pytest.mark.parametrize("mech, n, delta", [
-    (KRR(10, 4.0), 25, 1e-2), (KRR(3, 1.0), 30, 1e-3), (RAPPOR(2.0), 20, 1e-3),
+    (KRR(4.0, k=10), 25, 1e-2), (KRR(1.0, k=3), 30, 1e-3), (RAPPOR(2.0), 20, 1e-3),
     (OUE(1.0, d=3), 16, 1e-2), (BLH(3.0), 18, 1e-3),
 ], ids=lambda v: getattr(v, "describe", lambda: str(v))())
 def test_epsilon_bracket_contains_exact(mech, n, delta):
@@ -42,37 +42,37 @@ def test_epsilon_bracket_contains_exact(mech, n, delta):
 @pytest.mark.parametrize("n", [1000, 10_000])
 def test_default_eps_accuracy_self_certified(n):
     """Default settings: eps value within 0.5% of the exact (bracket width <= 0.5%)."""
-    r = B.epsilon(KRR(10, 4.0), n, 1e-6)
+    r = B.epsilon(KRR(4.0, k=10), n, 1e-6)
     assert r.lower > 0 and r.value == r.upper
     assert r.upper <= 1.005 * r.lower
 
 
 def test_epsilon_is_zero_when_target_met_at_zero():
-    law = KRR(3, 0.1).gparv()
+    law = KRR(0.1, k=3).gparv()
     r = epsilon_bracket(law, 50, 0.5)
     assert r.upper == 0.0
 
 
 def test_approx_epsilon_is_close():
-    law = KRR(10, 4.0).gparv()
+    law = KRR(4.0, k=10).gparv()
     r = epsilon_bracket(law, 10_000, 1e-6)
     assert approx_epsilon(law, 10_000, 1e-6) == pytest.approx(r.upper, rel=0.05)
 
 
 def test_lower_bound_below_upper():
-    up = B.epsilon(KRR(10, 2.0), 2000, 1e-6)
-    low = B.epsilon(KRR(10, 2.0), 2000, 1e-6, bound="lower")
+    up = B.epsilon(KRR(2.0, k=10), 2000, 1e-6)
+    low = B.epsilon(KRR(2.0, k=10), 2000, 1e-6, bound="lower")
     assert low.value <= up.value
     assert low.value > 0.8 * up.value   # the paper: upper and lower bounds are close
 
 
 def test_calibrate_eps0_round_trip():
     n, eps, delta = 2000, 0.8, 1e-6
-    r = B.calibrate_eps0(lambda e: KRR(10, e), n, eps, delta, rel_tol=2e-3)
+    r = B.calibrate_eps0(lambda e: KRR(e, k=10), n, eps, delta, rel_tol=2e-3)
     assert r.lower <= r.upper <= r.lower * 1.002 + 1e-9
     # the returned eps0 is certified: its upper delta at eps is <= the target
-    assert B.delta(KRR(10, r.value), n, eps).upper <= delta
-    assert B.delta(KRR(10, r.upper * 1.01), n, eps).lower > delta
+    assert B.delta(KRR(r.value, k=10), n, eps).upper <= delta
+    assert B.delta(KRR(r.upper * 1.01, k=10), n, eps).lower > delta
 
 
 @pytest.mark.parametrize("kwargs, msg", [
@@ -83,11 +83,11 @@ def test_calibrate_eps0_round_trip():
 ])
 def test_bad_input(kwargs, msg):
     with pytest.raises(ParameterError, match=msg):
-        epsilon_bracket(KRR(3, 1.0).gparv(), **kwargs)
+        epsilon_bracket(KRR(1.0, k=3).gparv(), **kwargs)
 
 
 # ----------------------------------------------------------------------------- structured search
-@pytest.mark.parametrize("mech, n", [(KRR(10, 4.0), 3_000), (RAPPOR(1.0), 20_000),
+@pytest.mark.parametrize("mech, n", [(KRR(4.0, k=10), 3_000), (RAPPOR(1.0), 20_000),
                                      (OUE(4.0), 5_000), (BLH(2.0), 10_000),
                                      (RAPPOR(2.0, d=3), 2_000)],
                          ids=lambda v: v.describe() if hasattr(v, "describe") else str(v))
@@ -101,7 +101,7 @@ def test_structured_search_agrees_with_generic_fft(mech, n):
 
 
 def test_structured_search_small_n_vs_enumeration():
-    law = KRR(4, 2.0).gparv()
+    law = KRR(2.0, k=4).gparv()
     for n, delta in ((6, 1e-2), (15, 1e-3)):
         exact = _exact_eps(law, n, delta)
         r = epsilon_bracket(law, n, delta, rel_tol=1e-5)
@@ -123,7 +123,7 @@ def test_structured_search_tiny_delta_target():
 
 
 def test_calibration_cap_is_certified_before_it_is_returned():
-    make = lambda e: KRR(10, e)  # noqa: E731
+    make = lambda e: KRR(e, k=10)  # noqa: E731
     # at n = 10^4 every eps0 <= 3 meets (0.5, 1e-6): the cap is returned, and it is safe
     r = B.calibrate_eps0(make, 10_000, 0.5, 1e-6, eps0_max=3.0)
     assert r.value == 3.0 and B.delta(make(3.0), 10_000, 0.5).upper <= 1e-6

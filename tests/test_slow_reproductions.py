@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 
 pytestmark = pytest.mark.slow
 
-TABLE1 = [KRR(10, 1.0), KRR(10, 4.0), RAPPOR(1.0), RAPPOR(4.0), OUE(1.0), OUE(4.0), BLH(1.0),
+TABLE1 = [KRR(1.0, k=10), KRR(4.0, k=10), RAPPOR(1.0), RAPPOR(4.0), OUE(1.0), OUE(4.0), BLH(1.0),
           BLH(4.0)]
 
 
@@ -38,7 +38,7 @@ def test_structured_inside_fft_at_one_million(mech):
         assert rs.lower <= rf.upper and rf.lower <= rs.upper
 
 
-@pytest.mark.parametrize("mech", [KRR(10, 4.0), RAPPOR(4.0), OUE(1.0), BLH(4.0)],
+@pytest.mark.parametrize("mech", [KRR(4.0, k=10), RAPPOR(4.0), OUE(1.0), BLH(4.0)],
                          ids=lambda m: m.describe())
 def test_published_algorithm4_is_above_the_certified_lower_end(mech):
     from algorithm4_published import delta_published
@@ -51,7 +51,7 @@ def test_published_algorithm4_is_above_the_certified_lower_end(mech):
 
 
 def test_curve_monotone_and_above_theorem5():
-    mech = KRR(10, 4.0)
+    mech = KRR(4.0, k=10)
     ns = np.unique(np.round(np.logspace(3, 5, 25)).astype(int))
     up = [bounds.epsilon(mech, int(n), 1e-6) for n in ns]
     assert all(a.value >= b.value for a, b in zip(up, up[1:]))

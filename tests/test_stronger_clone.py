@@ -55,7 +55,7 @@ def test_warns_and_is_never_certified() -> None:
         e = stronger_clone_claimed_epsilon(2.0, 1000, 1e-3)
     assert not e.certified
     with pytest.warns(StrongerCloneWarning):
-        assert not BOUNDS["stronger-clone"].delta(KRR(4, 2.0), 50, 0.2).certified
+        assert not BOUNDS["stronger-clone"].delta(KRR(2.0, k=4), 50, 0.2).certified
     assert not BOUNDS["stronger-clone"].valid
     assert "NOT a valid upper bound" in stronger_clone_claimed_delta.__doc__
 
@@ -161,7 +161,7 @@ def test_3rr_admits_the_generic_p() -> None:
     """For 3-RR the decomposition exists with p = 1/(e^eps0+1), q0 = 0: then it is a valid
     general clone decomposition and the claim holds (here with equality of the parameters)."""
     E = math.exp(1.5)
-    assert stronger_clone_p(KRR(3, 1.5).matrix(), 0, 1) == pytest.approx(1 / (E + 1), rel=1e-6)
+    assert stronger_clone_p(KRR(1.5, k=3).matrix(), 0, 1) == pytest.approx(1 / (E + 1), rel=1e-6)
 
 
 @pytest.mark.parametrize("call", [

@@ -21,7 +21,7 @@ from amp.delta.structured import (delta_bracket_structured, epsilon_bracket_stru
 
 from helpers import assert_lower, assert_upper, random_ldp_matrix
 
-TABLE1 = [KRR(10, 4.0), KRR(3, 0.5), KRR(2, 1.0), RAPPOR(4.0), OUE(1.0), BLH(2.0),
+TABLE1 = [KRR(4.0, k=10), KRR(0.5, k=3), KRR(1.0, k=2), RAPPOR(4.0), OUE(1.0), BLH(2.0),
           HadamardResponse(0.7), OLH(1.5, g=3)]
 # absolute floor of every bracket: the float atoms are within 16 u (a + e^eps b) of the exact
 # ratios, which moves delta by up to sum p * that (~1e-14 here) on each side
@@ -52,7 +52,7 @@ def test_supports_table1_and_finite_forms(mech):
     assert math.isclose(total, 1.0, rel_tol=1e-12)
 
 
-@pytest.mark.parametrize("mech", [KRR(10, 4.0), RAPPOR(1.0, d=4), OUE(2.0, d=3), BLH(1.0, d=3)],
+@pytest.mark.parametrize("mech", [KRR(4.0, k=10), RAPPOR(1.0, d=4), OUE(2.0, d=3), BLH(1.0, d=3)],
                          ids=lambda m: m.describe())
 def test_supports_false_on_theorem5_laws(mech):
     for law in mech.lower_laws():
@@ -191,10 +191,10 @@ def test_brackets_consistent_in_eps():
 
 # ----------------------------------------------------------------------------- vs the FFT engine
 @pytest.mark.parametrize("mech,n,eps", [
-    (KRR(10, 4.0), 1_000, 1.5), (RAPPOR(4.0), 1_000, 1.5), (OUE(4.0), 1_000, 0.95),
-    (BLH(4.0), 1_000, 1.35), (KRR(10, 1.0), 1_000, 0.08), (RAPPOR(1.0), 1_000, 0.107),
-    (KRR(10, 4.0), 10_000, 0.384), (RAPPOR(4.0), 10_000, 0.3645), (OUE(1.0), 10_000, 0.03),
-    (KRR(10, 4.0), 100_000, 0.111), (BLH(4.0), 100_000, 0.0826),
+    (KRR(4.0, k=10), 1_000, 1.5), (RAPPOR(4.0), 1_000, 1.5), (OUE(4.0), 1_000, 0.95),
+    (BLH(4.0), 1_000, 1.35), (KRR(1.0, k=10), 1_000, 0.08), (RAPPOR(1.0), 1_000, 0.107),
+    (KRR(4.0, k=10), 10_000, 0.384), (RAPPOR(4.0), 10_000, 0.3645), (OUE(1.0), 10_000, 0.03),
+    (KRR(4.0, k=10), 100_000, 0.111), (BLH(4.0), 100_000, 0.0826),
 ], ids=lambda v: v.describe() if hasattr(v, "describe") else str(v))
 def test_inside_fft_bracket(mech, n, eps):
     law = mech.gparv()
@@ -212,7 +212,7 @@ def test_lattice_plans_contain_exact_plan():
     """The lattice tables (integerisation, block shift) are certified: every plan's bracket
     contains the exact-table bracket."""
     cases = [(RAPPOR(4.0), 3000, 0.5), (OUE(1.0), 2000, 0.12), (BLH(2.0), 2000, 0.3),
-             (KRR(10, 4.0), 3000, 0.6), (RAPPOR(0.5, d=4), 800, 0.1)]
+             (KRR(4.0, k=10), 3000, 0.6), (RAPPOR(0.5, d=4), 800, 0.1)]
     for mech, n, eps in cases:
         sh = structured_shape(mech.gparv())
         mod = S._Model(sh, n, -60.0)
@@ -244,7 +244,7 @@ def test_lattice_table_matches_exact_table():
 
 
 # ----------------------------------------------------------------------------- epsilon search
-@pytest.mark.parametrize("mech,n", [(KRR(10, 4.0), 200_000), (RAPPOR(4.0), 200_000),
+@pytest.mark.parametrize("mech,n", [(KRR(4.0, k=10), 200_000), (RAPPOR(4.0), 200_000),
                                     (OUE(1.0), 50_000), (BLH(2.0), 2_000)],
                          ids=lambda v: v.describe() if hasattr(v, "describe") else str(v))
 def test_epsilon_bracket_certified(mech, n):
@@ -264,7 +264,7 @@ def test_epsilon_bracket_small_n_vs_enumeration():
 
 
 def test_epsilon_zero_when_delta_large():
-    law = KRR(10, 1.0).gparv()
+    law = KRR(1.0, k=10).gparv()
     assert epsilon_bracket_structured(law, 200, 0.5) == (0.0, 0.0)
 
 
@@ -272,7 +272,7 @@ def test_epsilon_zero_when_delta_large():
 def test_bad_inputs():
     law = RAPPOR(2.0).gparv()
     with pytest.raises(ParameterError):
-        delta_bracket_structured(KRR(10, 4.0).lower_laws()[0], 100, 0.5)
+        delta_bracket_structured(KRR(4.0, k=10).lower_laws()[0], 100, 0.5)
     with pytest.raises(ParameterError):
         delta_bracket_structured(law, 0, 0.5)
     with pytest.raises(ParameterError):

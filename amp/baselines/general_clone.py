@@ -395,7 +395,7 @@ def merged_krr_decomposition(k: int, eps0: float) -> GeneralCloneDecomposition:
         a = (e^eps0 p, p, q),  b = (p, e^eps0 p, q),  c = (p, p, q),  beta = (e^eps0 - 1) p,
         Q_x = 1_x.
     """
-    mech = KRR(k, eps0)
+    mech = KRR(eps0, k=k)
     k, E, p = mech.k, math.exp(mech.eps0), mech.p
     M = mech.matrix()
     comps = [np.eye(k)[0], np.eye(k)[1]]

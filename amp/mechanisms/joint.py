@@ -518,7 +518,7 @@ def example_6_0(k: int, eps0: float) -> Example60:
     e1_row = p * np.eye(k)[0] + h * p * np.eye(k)[1] + q * U
     comp_err = max(np.max(np.abs(rows[0] - e0_row)), np.max(np.abs(rows[1] - e1_row)))
     decomposed = np.kron(rows, rows)
-    joint = JointMechanism([KRR(k, eps0 / 2)] * 2)
+    joint = JointMechanism([KRR(eps0 / 2, k=k)] * 2)
     M = joint.matrix()
     matrix_error = float(max(comp_err, np.max(np.abs(decomposed - M))))
     blanket_error = float(np.max(np.abs(np.kron(c, c) - M.min(axis=0))))

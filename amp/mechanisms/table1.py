@@ -228,9 +228,9 @@ class KRR(Mechanism):
 
     symmetric = True
 
-    def __init__(self, k: int, eps0: float):
-        self.k = V.int_at_least("k", k, 2)
+    def __init__(self, eps0: float, *, k: int):
         self.eps0 = V.eps0_value(eps0)
+        self.k = V.int_at_least("k", k, 2)
         self.name = f"{self.k}-RR"
 
     @property
@@ -288,7 +288,7 @@ class _UnaryEncoding(Mechanism):
     qc: float                # 1 - q
     MAX_MATRIX_D = 14
 
-    def __init__(self, eps0: float, d: int | None = None):
+    def __init__(self, eps0: float, *, d: int | None = None):
         self.eps0 = V.eps0_value(eps0)
         self.d = None if d is None else V.int_at_least("d", d, 2)
         self.finite = self.d is not None
@@ -401,7 +401,7 @@ class OLH(Mechanism):
     symmetric = True
     MAX_MATRIX_COLS = 200_000
 
-    def __init__(self, eps0: float, g: int = 2, d: int | None = None):
+    def __init__(self, eps0: float, *, g: int = 2, d: int | None = None):
         self.eps0 = V.eps0_value(eps0)
         self.g = V.int_at_least("g", g, 2)
         self.d = None if d is None else V.int_at_least("d", d, 2)
@@ -473,9 +473,14 @@ class OLH(Mechanism):
         return f"{self.name} ({form}, eps0={self.eps0:g})"
 
 
-def BLH(eps0: float, d: int | None = None) -> OLH:
-    """Binary local hashing (Wang et al. 2017): :class:`OLH` with ``g = 2``."""
-    return OLH(eps0, g=2, d=d)
+class BLH(OLH):
+    """Binary local hashing (Wang et al. 2017): :class:`OLH` with ``g = 2`` buckets.
+
+    ``BLH(eps0)`` is Table 1's BLH row; ``BLH(eps0, d=d)`` the exact finite form over ``[d]``.
+    """
+
+    def __init__(self, eps0: float, *, d: int | None = None):
+        super().__init__(eps0, g=2, d=d)
 
 
 # ---------------------------------------------------------------------------- Hadamard
@@ -492,7 +497,7 @@ class HadamardResponse(Mechanism):
 
     MAX_K = 4096
 
-    def __init__(self, eps0: float, d: int | None = None):
+    def __init__(self, eps0: float, *, d: int | None = None):
         self.eps0 = V.eps0_value(eps0)
         self.d = None if d is None else V.int_at_least("d", d, 2)
         self.finite = self.d is not None

@@ -30,7 +30,7 @@ with ``Q/A0 = (N + 1)/(k N0)`` this gives the exact value of Theorem 4,
         = p * E[((1 - e^eps)(N + 1) + (e^eps0 - 1)(N0 - e^eps N1))_+ / N0]   (1)
 
 (the ``N0 = 0`` histograms, where ``A0 = 0``, contribute nothing since both terms are <= 0),
-which equals ``delta_enumerate(KRR(k, eps0).gparv(), n, eps)``. Revealing ``b1`` gives the
+which equals ``delta_enumerate(KRR(eps0, k=k).gparv(), n, eps)``. Revealing ``b1`` gives the
 looser reduction value ``(1 - gamma) D(A0 || A1) >= (1)``.
 """
 
@@ -285,7 +285,7 @@ class AppendixAReport:
     ``tv`` maps law name to the total variation distance of its ``(N0, N1)`` pmf from the
     simulation's; ``conditional`` and ``b1_revealed`` to the divergences each law implies;
     ``exact_from_law`` to eq. (1) (laws defining ``N``); ``reference`` is
-    ``delta_enumerate(KRR(k, eps0).gparv(), n, eps)``.
+    ``delta_enumerate(KRR(eps0, k=k).gparv(), n, eps)``.
     """
 
     k: int
@@ -337,7 +337,7 @@ def appendix_a_report(k: int, eps0: float, n: int, eps: float, n_samples: int = 
     # expected TV of an empirical pmf from its own law ~ sum sqrt(p(1-p)/S) * sqrt(2/pi) / 2
     noise = 0.5 * math.sqrt(2 / math.pi) * float(
         np.sqrt(exact.pmf * (1 - exact.pmf) / n_samples).sum())
-    ref = delta_enumerate(KRR(kk, e0).gparv(), nn, e)
+    ref = delta_enumerate(KRR(e0, k=kk).gparv(), nn, e)
     return AppendixAReport(
         k=kk, eps0=e0, n=nn, eps=e, n_samples=int(n_samples), seed=int(seed),
         tv={law.name: total_variation(law, sim) for law in laws}, tv_noise=noise,

@@ -71,7 +71,7 @@ FIGSIZE = (6.4, 3.8)
 
 #: Mechanisms of Figures 2 and 3 (Section 7): name -> constructor(eps0) of the Table 1 row.
 EXPERIMENT_MECHANISMS: dict[str, Callable[[float], Mechanism]] = {
-    "10-RR": lambda e: KRR(10, e),
+    "10-RR": lambda e: KRR(e, k=10),
     "BLH": lambda e: BLH(e),
     "RAPPOR": lambda e: RAPPOR(e),
     "OUE": lambda e: OUE(e),

@@ -47,7 +47,7 @@ FIGSIZE = (6.4, 3.6)
 #: Mechanisms offered by the widgets: name -> (CLI mechanism name, constructor(eps0, k_or_d)).
 #: The second argument is ``k`` for k-RR and the domain size ``d`` (``None``: Table 1 row) else.
 MECHANISMS: dict[str, tuple[str, Callable[[float, int | None], Mechanism]]] = {
-    "k-RR": ("krr", lambda e, k: KRR(10 if k is None else k, e)),
+    "k-RR": ("krr", lambda e, k: KRR(e, k=10 if k is None else k)),
     "RAPPOR": ("rappor", lambda e, d: RAPPOR(e, d=d)),
     "OUE": ("oue", lambda e, d: OUE(e, d=d)),
     "BLH": ("blh", lambda e, d: BLH(e, d=d)),
