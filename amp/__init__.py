@@ -1,26 +1,41 @@
 """amp: certified privacy amplification by shuffling.
 
-Implements "Decomposition-Based Optimal Bounds for Privacy Amplification via Shuffling": the
-optimal decomposition (privacy blanket) bound of Theorems 3-4 computed with a certified version
-of Algorithm 4, the lower bound of Theorem 5, the baselines the paper compares with, joint
-composition (Section 6) and exact oracles for small instances. The core imports only numpy and
-scipy; figure helpers (:mod:`amp.viz.plots`) import matplotlib lazily.
+Implements "Decomposition-Based Optimal Bounds for Privacy Amplification via Shuffling"
+(Su, Cheng and Wang, arXiv 2504.07414): the optimal decomposition (privacy blanket) bound of
+Theorems 3-4 computed with a certified version of Algorithm 4, the lower bound of Theorem 5,
+the baselines the paper compares with, joint composition (Section 6) and exact oracles.
+
+The front door::
+
+    import amp
+    m = amp.KRR(4.0, k=10)                       # Table 1 row, eps0 = 4
+    amp.epsilon(m, 10_000, 1e-6)                 # certified eps(delta): a Bound
+    amp.delta(m, 10_000, 0.5)                    # certified delta(eps)
+    prof = amp.profile(m, 10_000)                # build once, ask many times
+    amp.epsilon_for(prof, 1e-8); prof.delta([0.2, 0.4])
+    amp.calibrate_eps0(lambda e0: amp.KRR(e0, k=10), 10_000, 0.5, 1e-6)
+
+Each answer is a :class:`Bound`: ``value`` is the number to use, ``bracket`` encloses the exact
+value of the selected bound (``bound="upper"``: Theorem 4; ``bound="lower"``: Theorem 5).
+Neighbouring datasets differ in one user's input (replace-one). The core imports numpy and
+scipy only; figures (:mod:`amp.viz`) import matplotlib lazily.
 """
 
-from amp import api
-from amp.api import BoundResult, calibrate_eps0
-from amp.delta.dispatch import DeltaResult, delta_bracket
+from amp.api import calibrate_eps0, delta, epsilon, epsilon_for, profile
 from amp.core.errors import AmpError, NumericalError, ParameterError
-from amp.mechanisms.gparv import GPARV
-from amp.mechanisms.table1 import (BLH, KRR, OLH, OUE, RAPPOR, HadamardResponse, MatrixMechanism,
-                         Mechanism)
-from amp.epsilon import EpsilonResult, epsilon_bracket
+from amp.core.result import NEIGHBOURING, Bound
+from amp.mechanisms import (BLH, GPARV, KRR, OLH, OUE, RAPPOR, HadamardResponse,
+                            MatrixMechanism, Mechanism)
+from amp.mechanisms.joint import JointMechanism
+from amp.profile import PrivacyProfile
 
-__version__ = "0.1.0"
+from amp.core.version import __version__  # noqa: E402
 
 __all__ = [
-    "bounds", "BoundResult", "calibrate_eps0", "DeltaResult", "delta_bracket", "AmpError",
-    "NumericalError", "ParameterError", "GPARV", "BLH", "KRR", "OLH", "OUE", "RAPPOR",
-    "HadamardResponse", "MatrixMechanism", "Mechanism", "EpsilonResult", "epsilon_bracket",
+    "delta", "epsilon", "epsilon_for", "profile", "calibrate_eps0",
+    "Bound", "PrivacyProfile", "NEIGHBOURING",
+    "AmpError", "NumericalError", "ParameterError",
+    "Mechanism", "KRR", "RAPPOR", "OUE", "OLH", "BLH", "HadamardResponse", "MatrixMechanism",
+    "JointMechanism", "GPARV",
     "__version__",
 ]

@@ -26,13 +26,16 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from amp.core.version import __version__
 from amp import api as B
-from amp.delta.dispatch import METHODS
 from amp.core.errors import AmpError, NumericalError, ParameterError
-from amp.mechanisms.table1 import (BLH, KRR, OLH, OUE, RAPPOR, HadamardResponse, MatrixMechanism,
-                                   Mechanism)
+from amp.core.validate import show
+from amp.backends.dispatch import METHODS
+from amp.mechanisms import registry
+from amp.mechanisms.joint import JointMechanism
+from amp.mechanisms.table1 import MatrixMechanism, Mechanism
 
-MECHANISMS = ("krr", "rappor", "oue", "blh", "olh", "hadamard", "matrix")
+MECHANISMS = (*registry.MECHANISMS, "matrix")
 CORE_BOUNDS = ("upper", "lower")
 BASELINE_BOUNDS = ("clone", "clone-closed", "hoeffding", "bennett", "stronger-clone")
 PROGRESS_AFTER = 2.0   # seconds before progress lines appear on stderr
@@ -52,9 +55,9 @@ def _positive_int(name: str) -> Callable[[str], int]:
         try:
             v = float(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be an integer, got {text!r}")
+            raise argparse.ArgumentTypeError(f"{name} must be an integer, got {show(text)}")
         if not math.isfinite(v) or v != int(v):
-            raise argparse.ArgumentTypeError(f"{name} must be an integer, got {text!r}")
+            raise argparse.ArgumentTypeError(f"{name} must be an integer, got {show(text)}")
         return int(v)
     return conv
 
@@ -64,7 +67,7 @@ def _real(name: str) -> Callable[[str], float]:
         try:
             v = float(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be a number, got {text!r}")
+            raise argparse.ArgumentTypeError(f"{name} must be a number, got {show(text)}")
         return v
     return conv
 
@@ -74,6 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="python -m amp",
                 description="Certified privacy amplification by shuffling (optimal blanket "
                             "bounds, Theorem 5 lower bounds and baselines).")
+    p.add_argument("--version", action="version", version=f"amp {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
     specs = {
         "delta": ("certified delta(eps) of the shuffled mechanism", ("eps",)),
@@ -118,7 +122,7 @@ def load_matrix(path: str) -> np.ndarray:
     """Read a randomizer matrix from ``.csv``, ``.npy`` or ``.json`` (list of rows)."""
     f = Path(path)
     if not f.is_file():
-        raise ParameterError(f"matrix: cannot read file {path!r}")
+        raise ParameterError(f"matrix: cannot read file {show(path)}")
     try:
         if f.suffix == ".npy":
             return np.load(f, allow_pickle=False)
@@ -127,40 +131,36 @@ def load_matrix(path: str) -> np.ndarray:
         if f.suffix in (".csv", ".txt"):
             return np.loadtxt(f, delimiter=",", ndmin=2)
     except Exception as exc:  # noqa: BLE001 - reported as one line
-        raise ParameterError(f"matrix: cannot parse {path!r}: {exc}") from None
-    raise ParameterError(f"matrix: unsupported file type {f.suffix!r} (use .csv, .npy, .json)")
+        raise ParameterError(f"matrix: cannot parse {show(path)}: {exc}") from None
+    raise ParameterError(f"matrix: unsupported file type {show(f.suffix)} (use .csv, .npy, .json)")
 
 
 def mechanism_factory(args: argparse.Namespace) -> Callable[[float], Mechanism]:
     """``eps0 -> Mechanism`` for the parsed options (matrix: eps0 is ignored)."""
     m = args.mechanism.lower()
     if m not in MECHANISMS:
-        raise ParameterError(f"mechanism must be one of {', '.join(MECHANISMS)}, got {m!r}")
-    for opt, allowed in (("k", ("krr",)), ("g", ("olh",)), ("matrix", ("matrix",)),
-                         ("d", ("rappor", "oue", "blh", "olh", "hadamard"))):
-        if getattr(args, opt) is not None and m not in allowed:
-            raise ParameterError(f"--{opt} does not apply to mechanism {m!r}")
-    if m == "krr" and args.k is None:
-        raise ParameterError("k is required for krr (--k K)")
-    if m == "olh" and args.g is None:
-        raise ParameterError("g is required for olh (--g G)")
+        raise ParameterError(f"mechanism must be one of {', '.join(MECHANISMS)}, got {show(m)}")
     if m == "matrix":
+        for opt in ("k", "g", "d"):
+            if getattr(args, opt) is not None:
+                raise ParameterError(f"--{opt} does not apply to mechanism 'matrix'")
         if args.matrix is None:
             raise ParameterError("matrix is required for mechanism matrix (--matrix FILE)")
         mech = MatrixMechanism(load_matrix(args.matrix), name=Path(args.matrix).name)
         return lambda _eps0: mech
-    makers: dict[str, Callable[[float], Mechanism]] = {
-        "krr": lambda e: KRR(e, k=args.k),
-        "rappor": lambda e: RAPPOR(e, d=args.d),
-        "oue": lambda e: OUE(e, d=args.d),
-        "blh": lambda e: BLH(e, d=args.d),
-        "olh": lambda e: OLH(e, g=args.g, d=args.d),
-        "hadamard": lambda e: HadamardResponse(e, d=args.d),
-    }
-    base = makers[m]
+    if args.matrix is not None:
+        raise ParameterError(f"--matrix does not apply to mechanism {m!r}")
+    try:
+        base = registry.factory(m, k=args.k, g=args.g, d=args.d)
+    except ParameterError as exc:      # name the option as the user typed it
+        msg = str(exc)
+        for opt in ("k", "g", "d"):
+            msg = msg.replace(f"{opt} does not apply", f"--{opt} does not apply")
+            msg = msg.replace(f"{opt} is required for {m}", f"{opt} is required for {m} "
+                              f"(--{opt} {opt.upper()})")
+        raise ParameterError(msg) from None
     if args.joint is None or args.joint == 1:
         return base
-    from amp.mechanisms.joint import JointMechanism  # joint composition (Section 6)
     J = args.joint
     return lambda e: JointMechanism([base(e / J) for _ in range(J)])
 
@@ -209,12 +209,12 @@ def run(args: argparse.Namespace) -> dict:
         return res.as_dict()
     if bound in BASELINE_BOUNDS:
         if args.method != "auto":
-            raise ParameterError(f"--method applies to --bound upper|lower only, not {bound!r}")
+            raise ParameterError(f"--method applies to --bound upper|lower only, not {show(bound)}")
         from amp.baselines import run_baseline
         return run_baseline(bound, cmd, mech, args.n,
                             args.eps if cmd == "delta" else args.delta)
     raise ParameterError(f"bound must be one of {', '.join(CORE_BOUNDS + BASELINE_BOUNDS)}, "
-                         f"got {bound!r}")
+                         f"got {show(bound)}")
 
 
 def _format(ans: dict) -> str:

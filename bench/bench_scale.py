@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import math
 import sys
 import time
 import tracemalloc
@@ -42,18 +41,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from algorithm4_published import delta_published, memory_bytes  # noqa: E402
 
-from amp import api as bounds  # noqa: E402
-from amp.delta.dispatch import delta_bracket  # noqa: E402
-from amp.mechanisms import BLH, KRR, OUE, RAPPOR  # noqa: E402
+import amp  # noqa: E402
+from amp import BLH, KRR, OUE, RAPPOR  # noqa: E402
+from amp.backends.dispatch import delta_bracket  # noqa: E402
 
 DELTA = 1e-6
 MECHS = {"10-RR": lambda e: KRR(e, k=10), "RAPPOR": RAPPOR, "OUE": OUE, "BLH": BLH}
 
 
 def _fresh() -> None:
-    """Drop amp's per-(law, n) caches so every cell starts cold."""
-    import amp.delta.structured.core as st
-    st._MODELS.clear()
+    """Collect garbage between runs. Every cell starts cold anyway: ``amp.epsilon`` builds a new
+    profile (one ``LawDelta`` per law, with its own structured tables) on each call."""
     gc.collect()
 
 
@@ -105,11 +103,11 @@ def grid(ns, eps0s, rel_tol, fft_max_n, base_mem_gb, log):
             law = mech.gparv()
             for n in ns:
                 log(f"{name} eps0={eps0} n={n:.0e}")
-                ra, ta, ma = measure(lambda: bounds.epsilon(mech, n, DELTA, rel_tol=rel_tol))
+                ra, ta, ma = measure(lambda: amp.epsilon(mech, n, DELTA, rel_tol=rel_tol))
                 cells = [f"{name:8} {eps0:>4g} {n:>9.0e} | {ta:7.2f} {ma:6.0f}  {fmt_eps(ra)}"]
                 if n <= fft_max_n:
-                    rf, tf, mf = measure(lambda: bounds.epsilon(mech, n, DELTA, rel_tol=1e-3,
-                                                                method="fft"))
+                    rf, tf, mf = measure(lambda: amp.epsilon(mech, n, DELTA, rel_tol=1e-3,
+                                                             method="fft"))
                     cells.append(f"{tf:7.2f} {mf:6.0f} "
                                  f"{rf.value if not isinstance(rf, Exception) else rf!r:.7}")
                 else:
@@ -139,19 +137,18 @@ def curve(log):
     ns = np.unique(np.round(np.logspace(3, 5, 100)).astype(int))
     _fresh()
     t = time.perf_counter()
-    vals = [bounds.epsilon(mech, int(n), DELTA).value for n in ns]
+    vals = [amp.epsilon(mech, int(n), DELTA, rel_tol=1e-3).value for n in ns]
     dt = time.perf_counter() - t
     print(f"{len(ns)} points in {dt:.2f} s; eps(1e3) = {vals[0]:.5g}, eps(1e5) = {vals[-1]:.5g}; "
           f"monotone: {all(a >= b for a, b in zip(vals, vals[1:]))}")
 
 
 def joint(log):
-    from amp.mechanisms.joint import JointMechanism
     print("\n== joint (generic FFT path): 3-joint 10-RR, eps0 = 4 (4/3 each), n = 1e6, "
           "rel-tol 1e-2")
-    mech = JointMechanism([KRR(4.0 / 3, k=10) for _ in range(3)])
-    r, dt, mb = measure(lambda: bounds.epsilon(mech, 10**6, DELTA, rel_tol=1e-2,
-                                               progress=lambda s: log("  " + s)), twice=False)
+    mech = amp.JointMechanism([KRR(4.0 / 3, k=10) for _ in range(3)])
+    r, dt, mb = measure(lambda: amp.epsilon(mech, 10**6, DELTA, rel_tol=1e-2,
+                                            progress=lambda s: log("  " + s)), twice=False)
     print(f"{dt:.1f} s, peak {mb:.0f} MB: {fmt_eps(r)}")
 
 

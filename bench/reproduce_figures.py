@@ -44,10 +44,9 @@ from pathlib import Path
 import numpy as np
 import scipy
 
-from amp.core.errors import NumericalError
-from amp.mechanisms import RAPPOR
-from amp.viz.experiments import (CURVE_STYLES, EXPERIMENT_MECHANISMS, certified_epsilon,
-                                   experiment_mechanism, experiment_point)
+import amp
+from amp.viz.experiments import (CURVE_STYLES, EXPERIMENT_MECHANISMS, experiment_mechanism,
+                                 experiment_point)
 
 ROOT = Path(__file__).resolve().parents[1]
 DELTA = 1e-6
@@ -117,10 +116,11 @@ def run_curve(name: str, eps0: float, key: str, ns: list[int], prog: Progress) -
     pts = []
     for n in ns:
         p = experiment_point(name, eps0, key, n, DELTA, rel_tol=REL_TOL)
+        seconds = p.details["seconds"]
         pts.append({"n": n, "value": p.value, "lower": p.lower, "upper": p.upper,
-                    "seconds": p.seconds, "method": p.method})
+                    "seconds": seconds, "method": p.method})
         log(f"    {key:<13s} n={n:>6d}: eps={p.value:.6g} [{p.lower:.6g}, {p.upper:.6g}] "
-            f"{p.seconds:5.1f} s  ({prog.step(weight(n))})")
+            f"{seconds:5.1f} s  ({prog.step(weight(n))})")
     return {k: [p[k] for p in pts] for k in ("n", "value", "lower", "upper", "seconds",
                                                 "method")}
 
@@ -130,12 +130,12 @@ def finite_point(mech, n: int) -> dict:
     t0 = time.perf_counter()
     for tol in (FINITE_REL_TOL, 1e-4, REL_TOL):
         try:
-            r = certified_epsilon(mech, n, DELTA, rel_tol=tol)
+            r = amp.epsilon(mech, n, DELTA, rel_tol=tol)
             break
-        except NumericalError:
+        except amp.NumericalError:
             continue
     else:
-        raise NumericalError(f"no certified eps for {mech.describe()} at n={n}")
+        raise amp.NumericalError(f"no certified eps for {mech.describe()} at n={n}")
     return {"n": n, "value": r.value, "lower": r.lower, "upper": r.upper,
             "seconds": time.perf_counter() - t0, "rel_tol": tol}
 
@@ -195,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
                              "rel_tol": FINITE_REL_TOL, "rows": []}
     for eps0 in FINITE_EPS0:
         for d in FINITE_D:
-            mech = RAPPOR(eps0, d=d)
+            mech = amp.RAPPOR(eps0, d=d)
             pts = [finite_point(mech, n) for n in ns]
             prog.step(len(ns) * 0.05)
             row = {"eps0": eps0, "d": d, "gamma": mech.gamma, "describe": mech.describe(),

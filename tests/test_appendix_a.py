@@ -13,7 +13,7 @@ from amp.oracles.appendix_a import (MAX_N, CountLaw, appendix_a_report, b1_revea
                             enumerate_blanket_counts, exact_delta, independent_law,
                             paper_literal_law, simulate_blanket_counts, total_variation)
 from amp.core.errors import ParameterError
-from amp.delta.exact import delta_enumerate
+from amp.backends.exact import delta_enumerate
 from amp.mechanisms import KRR
 
 CASES = [(3, 0.5, 1), (3, 1.0, 2), (3, 2.0, 5), (3, 1.0, 8), (4, 1.0, 4), (4, 3.0, 8)]

@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import itertools
 import math
 
 import numpy as np
 import pytest
-from scipy.special import gammaln
 
 from amp.baselines import BOUNDS
 from amp.baselines.blanket_bounds import (bennett_delta, bennett_epsilon, hoeffding_delta,
                                           hoeffding_epsilon, parv_summary)
 from amp.core.errors import ParameterError
-from amp.delta.exact import delta_enumerate
+from amp.backends.exact import delta_enumerate
 from amp.mechanisms import BLH, KRR, OUE, RAPPOR, HadamardResponse, MatrixMechanism
+from amp.oracles.ground_truth import Packing, histogram_dp, hockey_stick
 
 MECHANISMS = {
     "10-RR": KRR(1.0, k=10),
@@ -31,33 +30,37 @@ MECHANISMS = {
 }
 
 
-def fast_enumerate(law, n: int, eps: float) -> float:
-    """Exact ``E[(G_1 + ... + G_n)_+] / n`` by stars-and-bars enumeration (vectorised)."""
-    g, p = law.atoms(eps)
-    k = g.size
-    bars = np.fromiter(itertools.chain.from_iterable(
-        itertools.combinations(range(n + k - 1), k - 1)), dtype=np.int64).reshape(-1, k - 1)
-    edges = np.hstack([np.full((bars.shape[0], 1), -1), bars,
-                       np.full((bars.shape[0], 1), n + k - 1)])
-    C = np.diff(edges, axis=1) - 1                      # counts, rows sum to n
-    s = C @ g
-    pos = s > 0
-    if not np.any(pos):
-        return 0.0
-    C = C[pos]
-    logw = gammaln(n + 1) - gammaln(C + 1).sum(axis=1) + (C * np.log(p)).sum(axis=1)
-    return math.fsum(np.exp(logw) * s[pos]) / n
+def blanket_pair_divergence(law, n: int, eps) -> np.ndarray:
+    """Oracle for ``E[(G_1 + ... + G_n)_+] / n``: the exact hockey-stick divergence of the
+    explicit reduction pair of the law (Theorem 4 / Section 4.1), by histogram enumeration.
+
+    Outputs are the law's atoms plus one off-blanket symbol. The first user outputs atom ``j``
+    w.p. ``p_j a_j`` (``p_j b_j`` in the neighbouring dataset), never the off symbol; the other
+    ``n - 1`` users output atom ``j`` w.p. ``p_j`` and the off symbol w.p. ``1 - gamma``. Then
+    ``P0(h) - e^eps P1(h) = Mult_n(h) (1/n) sum_i G_i``, so the divergence is the blanket value.
+    The histogram laws come from :mod:`amp.oracles.ground_truth` (a convolution over users),
+    an algorithm independent of :func:`amp.backends.exact.delta_enumerate` (stars and bars).
+    """
+    p = law.p
+    off = max(0.0, 1.0 - float(p.sum()))
+    rows = np.vstack([np.append(p * law.a, 0.0), np.append(p * law.b, 0.0), np.append(p, off)])
+    pack = Packing.for_(n, rows.shape[1])
+    _, probs = histogram_dp(rows, [2] * (n - 1), pack, last_rows=(0, 1))
+    return np.atleast_1d(hockey_stick(probs[0], probs[1], eps))
 
 
-def exact_blanket(mech, n: int, eps: float) -> float:
-    return max(fast_enumerate(law, n, eps) for law in mech.gparv_laws())
+def exact_blanket(mech, n: int, eps) -> np.ndarray:
+    """Exact blanket value of a mechanism (max over its laws) at each ``eps``."""
+    return np.max([blanket_pair_divergence(law, n, eps) for law in mech.gparv_laws()], axis=0)
 
 
-def test_fast_oracle_matches_delta_enumerate() -> None:
-    for law in (RAPPOR(1.0).gparv(), KRR(2.0, k=5).gparv()):
-        for e in (0.0, 0.3):
-            assert fast_enumerate(law, 12, e) == pytest.approx(delta_enumerate(law, 12, e),
-                                                               rel=1e-12, abs=1e-300)
+def test_oracle_matches_delta_enumerate() -> None:
+    """The oracle agrees with the stars-and-bars enumeration (two independent algorithms)."""
+    for law in (RAPPOR(1.0).gparv(), KRR(2.0, k=5).gparv(),
+                MECHANISMS["matrix"].gparv_laws()[1]):
+        got = blanket_pair_divergence(law, 12, [0.0, 0.3])
+        for g, e in zip(got, (0.0, 0.3)):
+            assert g == pytest.approx(delta_enumerate(law, 12, e), rel=1e-10, abs=1e-300)
 
 
 @pytest.mark.parametrize("name", list(MECHANISMS))
@@ -65,8 +68,7 @@ def test_fast_oracle_matches_delta_enumerate() -> None:
 def test_bounds_dominate_exact_blanket(name: str, n: int) -> None:
     mech = MECHANISMS[name]
     eps = [0.1, 0.3, 0.6, 0.9]
-    for e in eps:
-        exact = exact_blanket(mech, n, e)
+    for e, exact in zip(eps, exact_blanket(mech, n, eps)):
         for mode in ("exact", "remark1", "published"):
             assert hoeffding_delta(mech, n, e, range_mode=mode).value >= exact
             assert bennett_delta(mech, n, e, range_mode=mode).value >= exact
@@ -86,9 +88,10 @@ def test_bounds_are_informative_somewhere() -> None:
 def test_balle_code_bennett_is_not_a_bound() -> None:
     """The expression of the authors' BennettExact falls below the exact blanket value."""
     m = KRR(2.0, k=10)
-    exact = exact_blanket(m, 60, 0.5)                       # 0.005809...
+    exact = float(exact_blanket(m, 60, 0.5)[0])             # 0.005809...
+    assert exact == pytest.approx(0.005809, rel=1e-3)
     code = bennett_delta(m, 60, 0.5, variant="balle-code")
-    assert not code.certified and "NOT a valid" in code.note
+    assert not code.certified and "NOT a valid" in code.details["note"]
     assert code.value < exact * 0.8
     assert bennett_delta(m, 60, 0.5).value >= exact         # corrected variant
 
@@ -134,10 +137,24 @@ def test_remark1_range_is_tighter() -> None:
 @pytest.mark.parametrize("source", [2.0, KRR(2.0, k=10)], ids=["generic", "10-RR"])
 def test_epsilon_inversion_certifies(fn_d, fn_e, source) -> None:
     r = fn_e(source, 10**5, 1e-6)
-    assert r.certified
+    assert r.certified and r.quantity == "eps" and r.bound == fn_d.__name__.split("_")[0]
+    assert r.lower <= r.value == r.upper and r.upper - r.lower <= 1e-9 * r.upper
     assert 0 < r.value < 2.0
     assert fn_d(source, 10**5, r.value).value <= 1e-6
     assert fn_d(source, 10**5, r.lower).value > 1e-6
+
+
+@pytest.mark.parametrize("fn_d,fn_e", [(hoeffding_delta, hoeffding_epsilon),
+                                       (bennett_delta, bennett_epsilon)], ids=["H", "B"])
+@pytest.mark.parametrize("mech", [KRR(0.5, k=10), RAPPOR(0.5), BLH(0.5, d=16)],
+                         ids=["10-RR", "RAPPOR", "BLH"])
+def test_epsilon_at_the_cliff_below_eps0(fn_d, fn_e, mech) -> None:
+    """At n = 10 the bound stays near 1e-2 up to just below eps0 and then drops to the
+    rounding level: the crossing is eps0 itself to 1e-9, and the search still certifies it."""
+    r = fn_e(mech, 10, 1e-3)
+    assert 0.5 * (1 - 1e-9) <= r.value <= 0.5
+    assert fn_d(mech, 10, r.value).value <= 1e-3
+    assert fn_d(mech, 10, r.lower).value > 1e-3
 
 
 def test_zero_and_cap() -> None:
@@ -145,7 +162,9 @@ def test_zero_and_cap() -> None:
     assert bennett_delta(KRR(1.0, k=4), 100, 1.5).value == 0.0
     assert hoeffding_delta(1.0, 100, 0.0).value == 1.0
     arr = bennett_delta(1.0, 100, np.array([0.0, 0.5]))
-    assert arr.value.shape == (2,)
+    assert isinstance(arr, list) and [r.inputs["eps"] for r in arr] == [0.0, 0.5]
+    assert arr[0].value == 1.0 and arr[0].lower == arr[0].upper     # closed form
+    assert arr[1].value == bennett_delta(1.0, 100, 0.5).value
 
 
 def test_registry_max_over_laws() -> None:

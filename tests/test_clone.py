@@ -9,11 +9,12 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from amp.baselines import BOUNDS, BaselineResult
-from amp.baselines._search import chernoff_window
+from amp.baselines import BOUNDS, Baseline
 from amp.baselines.clone import (clone_delta, clone_epsilon, clone_family_delta,
                                  closed_form_delta, closed_form_epsilon)
 from amp.core.errors import ParameterError
+from amp.core.result import Bound
+from amp.core.tails import binom_window_mass
 from amp.mechanisms import KRR
 
 
@@ -47,7 +48,9 @@ def test_clone_matches_brute_force(n: int, eps0: float) -> None:
     P0, P1 = clone_pair(n, eps0)
     eps = np.array([0.0, 0.05, 0.3, 0.9 * eps0])
     res = clone_delta(eps0, n, eps)
-    for e, lo, up in zip(eps, res.lower, res.upper):
+    assert [r.inputs["eps"] for r in res] == list(eps)
+    for e, r in zip(eps, res):
+        lo, up = r.lower, r.upper
         exact = hockey(P0, P1, e)
         assert lo <= exact * (1 + 1e-12) + 1e-300
         assert up >= exact * (1 - 1e-12)
@@ -64,8 +67,9 @@ def test_clone_pair_is_symmetric(n: int, eps0: float) -> None:
 def test_readme_example_numerical() -> None:
     """apple/ml-shuffling-amplification README: eps in [0.1675385583317841, 0.172790550755978]."""
     r = clone_epsilon(4.0, 10**5, 1e-6)
-    assert r.certified
+    assert r.certified and r.bound == "clone" and r.quantity == "eps"
     assert 0.1675385583317841 <= r.lower <= r.value <= 0.172790550755978
+    assert r.value == r.upper and r.inputs == {"delta": 1e-6} and r.n == 10**5
     assert r.value - r.lower < 1e-6
 
 
@@ -82,9 +86,12 @@ def test_closed_form_outside_validity_is_explicit() -> None:
     r = closed_form_epsilon(4.0, 1000, 1e-6)
     assert not r.certified
     assert r.value == 4.0
-    assert "no amplification certified" in r.note
+    assert "no amplification certified" in r.details["note"]
     d = closed_form_delta(4.0, 1000, 0.5)
-    assert not d.certified and d.value == 1.0 and "no amplification certified" in d.note
+    assert not d.certified and d.value == 1.0 and "no amplification certified" in d.details["note"]
+    # per entry: a valid entry of the same call stays certified
+    both = closed_form_epsilon(4.0, 10**5, [1e-6, 1e-300])
+    assert both[0].certified and not both[1].certified and both[1].value == 4.0
 
 
 def test_closed_form_delta_inverts_epsilon() -> None:
@@ -107,11 +114,22 @@ def test_clone_epsilon_certifies_and_brackets() -> None:
     assert r.upper - r.lower < 1e-7
 
 
+@pytest.mark.parametrize("eps0,n,delta", [(0.5, 10**5, 1e-6), (1.0, 10**5, 1e-9),
+                                          (2.0, 10**5, 1e-6)])
+def test_clone_epsilon_wide_delta_brackets(eps0: float, n: int, delta: float) -> None:
+    """Where the delta brackets are wider than the eps tolerance (relative ~1e-8), the value is
+    still certified and the lower end still certified below the exact crossing."""
+    r = clone_epsilon(eps0, n, delta)
+    assert clone_delta(eps0, n, r.value).upper <= delta
+    assert clone_delta(eps0, n, r.lower).lower > delta
+    assert r.upper - r.lower <= 1e-6 * r.upper
+
+
 def test_clone_zero_beyond_eps0_and_monotone() -> None:
     assert clone_delta(1.0, 50, 1.0).value == 0.0
     assert clone_delta(1.0, 50, 2.0).upper == 0.0
     eps = np.linspace(0, 1.2, 25)
-    v = clone_delta(1.0, 200, eps).value
+    v = np.array([r.value for r in clone_delta(1.0, 200, eps)])
     assert np.all(np.diff(v) <= 1e-15)
     assert all(clone_delta(2.0, n, 0.3).value >= clone_delta(2.0, 2 * n, 0.3).value
                for n in (10, 100, 1000))
@@ -119,10 +137,14 @@ def test_clone_zero_beyond_eps0_and_monotone() -> None:
 
 def test_vectorised_and_scalar_shapes() -> None:
     r = clone_delta(2.0, 100, 0.5)
-    assert isinstance(r, BaselineResult) and isinstance(r.value, float)
+    assert isinstance(r, Bound) and isinstance(r.value, float)
+    assert r.quantity == "delta" and r.lower <= r.upper and r.value == r.upper
     a = clone_delta(2.0, 100, np.array([[0.1, 0.2], [0.3, 0.4]]))
-    assert a.value.shape == (2, 2)
-    assert a.value[0, 1] == pytest.approx(clone_delta(2.0, 100, 0.2).value, rel=1e-14)
+    assert isinstance(a, list) and len(a) == 4                  # flattened input order
+    assert [b.inputs["eps"] for b in a] == [0.1, 0.2, 0.3, 0.4]
+    assert a[1].value == pytest.approx(clone_delta(2.0, 100, 0.2).value, rel=1e-14)
+    e = clone_epsilon(2.0, 100, [1e-2, 1e-3])
+    assert isinstance(e, list) and [b.inputs["delta"] for b in e] == [1e-2, 1e-3]
 
 
 def test_large_n_is_fast() -> None:
@@ -134,7 +156,7 @@ def test_large_n_is_fast() -> None:
 
 @pytest.mark.parametrize("N,q", [(100, 0.3), (10**4, 0.02), (10**6, math.exp(-4))])
 def test_chernoff_window_bounds_the_tail(N: int, q: float) -> None:
-    lo, hi, out = chernoff_window(N, q, 1e-12)
+    lo, hi, out = binom_window_mass(N, q, 1e-12)
     true = stats.binom.cdf(lo - 1, N, q) + stats.binom.sf(hi, N, q)
     assert true <= out <= 2.1e-12
 
@@ -146,6 +168,7 @@ def test_family_engine_reduces_to_clone() -> None:
 
 
 def test_registry_entries() -> None:
+    assert all(isinstance(b, Baseline) and b.name == k for k, b in BOUNDS.items())
     assert BOUNDS["clone"].delta(KRR(2.0, k=5), 100, 0.3).value == \
         pytest.approx(clone_delta(2.0, 100, 0.3).value)
     assert BOUNDS["clone-closed"].epsilon(4.0, 10**5, 1e-6).value == \

@@ -10,7 +10,7 @@ import pytest
 from amp.oracles.conjecture import (MAX_PAIRS, PairSpec, n_pairs, noise_floor, random_ldp_matrix,
                             search)
 from amp.core.errors import ParameterError
-from amp.delta.exact import delta_enumerate
+from amp.backends.exact import delta_enumerate
 from amp.oracles.ground_truth import shuffled_divergence
 from amp.mechanisms import KRR, lower_law_from_matrix, matrix_eps0
 

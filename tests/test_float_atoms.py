@@ -14,7 +14,7 @@ import pytest
 
 from amp import api as bounds
 from amp.baselines.clone import clone_delta
-from amp.delta.dispatch import chernoff_upper, delta_bracket
+from amp.backends.dispatch import chernoff_upper, delta_bracket
 from amp.core.errors import NumericalError, ParameterError
 from amp.mechanisms import KRR, OUE, RAPPOR, BLH, lower_law_from_matrix, pair_law_from_matrix
 

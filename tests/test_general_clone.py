@@ -13,7 +13,8 @@ from amp.baselines.general_clone import (GeneralCloneDecomposition, blanket_deco
                                          general_clone_delta, merged_krr_decomposition,
                                          standard_clone_decomposition)
 from amp.core.errors import ParameterError
-from amp.delta.exact import delta_enumerate
+from amp.core.result import Bound
+from amp.backends.exact import delta_enumerate
 from amp.mechanisms import (BLH, KRR, OUE, RAPPOR, HadamardResponse, matrix_eps0,
                             pair_law_from_matrix)
 
@@ -75,6 +76,17 @@ def test_exact_formula_matches_brute_force(n: int) -> None:
             assert r.lower <= bf * (1 + 1e-12) + 1e-300
             assert r.upper >= bf * (1 - 1e-12)
             assert r.value == pytest.approx(bf, rel=1e-9, abs=1e-15)
+
+
+def test_result_type_scalar_and_array() -> None:
+    """A scalar eps gives one Bound, an array a list of Bound in input order."""
+    dec = merged_krr_decomposition(4, 1.2)
+    r = general_clone_delta(dec, 6, 0.25)
+    assert isinstance(r, Bound) and r.quantity == "delta" and r.bound == "general-clone"
+    assert r.certified and r.lower <= r.value == r.upper and r.inputs == {"eps": 0.25}
+    arr = general_clone_delta(dec, 6, np.array([0.0, 0.25, 0.8]))
+    assert isinstance(arr, list) and [b.inputs["eps"] for b in arr] == [0.0, 0.25, 0.8]
+    assert arr[1] == r
 
 
 def test_zero_common_weight_component_is_revealed() -> None:

@@ -12,7 +12,8 @@ from hypothesis import given, settings, strategies as st
 
 from amp.oracles.conjecture import random_ldp_matrix
 from amp.core.errors import ParameterError
-from amp.delta.exact import delta_enumerate
+from amp.core.result import Bound
+from amp.backends.exact import delta_enumerate
 from amp.oracles.ground_truth import (MAX_HISTOGRAMS, ShuffledPair, datasets_to_pair,
                               epsilon_for_delta, histogram_law, hockey_stick,
                               merge_proportional_columns, n_histograms, shuffled_delta,
@@ -199,13 +200,21 @@ def test_epsilon_for_delta_bracket():
     X0, X1 = [0, 2, 2, 2, 3], [1, 2, 2, 2, 3]
     res = epsilon_for_delta(M, X0, X1, 1e-3, tol=1e-10)
     pair = ShuffledPair.from_inputs(M, 0, 1, (2, 2, 2, 3))
-    assert res.eps == res.upper
+    assert isinstance(res, Bound) and res.quantity == "eps" and res.inputs == {"delta": 1e-3}
+    assert res.eps == res.value == res.upper and res.n == 5
     assert res.upper - res.lower <= 1e-10
     assert pair.divergence(res.upper, "max") <= 1e-3
     assert pair.divergence(res.lower, "max") > 1e-3
-    assert res.divergence_at_upper <= 1e-3
+    assert res.details["divergence_at_upper"] <= 1e-3
+    assert res.details["direction"] == "max"
     easy = epsilon_for_delta(M, X0, X1, 0.9)
     assert easy.eps == 0.0 and easy.lower == 0.0
+    # one direction, against a dense grid of the exact divergence (independent of the search)
+    fwd = pair.epsilon_for_delta(1e-2, "forward", tol=1e-8)
+    grid = np.linspace(0.0, pair.max_eps("forward") + 1e-9, 4001)
+    first = grid[np.argmax(pair.divergence(grid, "forward") <= 1e-2)]
+    assert fwd.lower <= first and fwd.upper <= first + 1e-8
+    assert first - fwd.upper <= grid[1] - grid[0]
 
 
 # --------------------------------------------------------------------- (f) bad input
@@ -243,6 +252,8 @@ def test_bad_matrix_direction_delta_and_size():
         pair.divergence(0.1, "both")
     with pytest.raises(ParameterError, match="delta must be in"):
         pair.epsilon_for_delta(1.5)
+    with pytest.raises(ParameterError, match="direction"):
+        pair.epsilon_for_delta(0.1, "both")
     with pytest.raises(ParameterError, match="too large"):
         shuffled_divergence(KRR(1.0, k=30).matrix(), 0, 1, 2, 0.1, n=12)
     assert n_histograms(12, 30) > MAX_HISTOGRAMS
@@ -252,3 +263,10 @@ def test_bad_matrix_direction_delta_and_size():
         shuffled_delta(KRR(1.0, k=3).matrix(), [0, 1], [1], 0.1)
     with pytest.raises(ParameterError, match="probability vector"):
         hockey_stick([0.5, 0.6], [0.5, 0.5], 0.0)
+
+
+def test_building_blocks_are_public():
+    """amp.oracles.conjecture uses these; none of them is private any more."""
+    import amp.oracles.ground_truth as gt
+    for name in ("as_matrix", "eps_array", "hs", "Packing", "check_cost", "histogram_dp"):
+        assert name in gt.__all__ and getattr(gt, name).__doc__

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from amp.core.errors import ParameterError
-from amp.delta.exact import delta_enumerate
+from amp.backends.exact import delta_enumerate
 from amp.mechanisms.gparv import GPARV
-from amp.mechanisms.joint import (JointMechanism, MAX_MATRIX_ENTRIES, example_6_0, joint_copies,
-                       subset_deltas)
+from amp.mechanisms.joint import JointMechanism, MAX_MATRIX_ENTRIES, example_6_0, joint_copies
+from amp.oracles.joint_pairs import subset_deltas
 from amp.mechanisms import (BLH, KRR, OUE, RAPPOR, HadamardResponse, MatrixMechanism,
                             lower_law_from_matrix, pair_law_from_matrix)
 
@@ -365,7 +365,7 @@ def test_theorem5_lower_bound_of_finite_joint_mechanisms():
     """bounds.delta/epsilon(bound="lower") use the joint Theorem 5 pairs (not a matrix pair):
     the lower bound is the exact delta of those laws and stays below the upper bound."""
     from amp import api as bounds
-    from amp.delta.exact import delta_enumerate as enum
+    from amp.backends.exact import delta_enumerate as enum
     for J in (JointMechanism([KRR(1.0, k=3)] * 2), JointMechanism([KRR(1.0, k=4), KRR(0.5, k=3)])):
         n, eps = 6, 0.3
         lo = bounds.delta(J, n, eps, bound="lower")

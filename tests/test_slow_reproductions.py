@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from amp import api as bounds
-from amp.delta.dispatch import delta_bracket
-from amp.mechanisms import BLH, KRR, OUE, RAPPOR
+import amp
+from amp import BLH, KRR, OUE, RAPPOR
+from amp.backends.dispatch import delta_bracket
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 
@@ -29,8 +29,12 @@ TABLE1 = [KRR(1.0, k=10), KRR(4.0, k=10), RAPPOR(1.0), RAPPOR(4.0), OUE(1.0), OU
 @pytest.mark.parametrize("mech", TABLE1, ids=lambda m: m.describe())
 def test_structured_inside_fft_at_one_million(mech):
     n = 10**6
-    r = bounds.epsilon(mech, n, 1e-6, rel_tol=1e-4)
-    assert r.method == "structured" and (r.upper - r.lower) <= 1e-4 * r.upper
+    r = amp.epsilon(mech, n, 1e-6, rel_tol=1e-4)
+    # the structured path answers; the search's far probes may be settled by a shortcut
+    methods = set(r.method.split(","))
+    assert "structured" in methods and methods <= {"structured", "chernoff", "first-moment",
+                                                   "zero"}
+    assert (r.upper - r.lower) <= 1e-4 * r.upper
     law = mech.gparv()
     for eps in (0.7 * r.value, r.value):
         rs = delta_bracket(law, n, eps)
@@ -53,9 +57,9 @@ def test_published_algorithm4_is_above_the_certified_lower_end(mech):
 def test_curve_monotone_and_above_theorem5():
     mech = KRR(4.0, k=10)
     ns = np.unique(np.round(np.logspace(3, 5, 25)).astype(int))
-    up = [bounds.epsilon(mech, int(n), 1e-6) for n in ns]
+    up = [amp.epsilon(mech, int(n), 1e-6) for n in ns]
     assert all(a.value >= b.value for a, b in zip(up, up[1:]))
     for n in ns[::6]:
-        lo = bounds.epsilon(mech, int(n), 1e-6, bound="lower")
-        hi = bounds.epsilon(mech, int(n), 1e-6)
+        lo = amp.epsilon(mech, int(n), 1e-6, bound="lower")
+        hi = amp.epsilon(mech, int(n), 1e-6)
         assert lo.value <= hi.value

@@ -15,7 +15,7 @@ from amp.baselines.stronger_clone import (StrongerCloneWarning, stronger_clone_c
                                           stronger_clone_counterexample,
                                           stronger_clone_claimed_epsilon, stronger_clone_p)
 from amp.core.errors import ParameterError
-from amp.delta.exact import delta_enumerate
+from amp.backends.exact import delta_enumerate
 from amp.mechanisms import KRR, lower_law_from_matrix, matrix_eps0
 
 
@@ -50,10 +50,12 @@ def hockey(P: dict, Q: dict, eps: float) -> float:
 def test_warns_and_is_never_certified() -> None:
     with pytest.warns(StrongerCloneWarning, match="NOT a valid bound"):
         r = stronger_clone_claimed_delta(2.0, 100, 0.3)
-    assert not r.certified and "NOT a valid bound" in r.note
+    assert not r.certified and "NOT a valid bound" in r.details["note"]
+    assert r.bound == "stronger-clone" and r.quantity == "delta" and r.value == r.upper
     with pytest.warns(StrongerCloneWarning):
         e = stronger_clone_claimed_epsilon(2.0, 1000, 1e-3)
-    assert not e.certified
+    assert not e.certified and e.bound == "stronger-clone" and e.quantity == "eps"
+    assert claimed(2.0, 1000, e.value).upper <= 1e-3 < claimed(2.0, 1000, e.lower).lower
     with pytest.warns(StrongerCloneWarning):
         assert not BOUNDS["stronger-clone"].delta(KRR(2.0, k=4), 50, 0.2).certified
     assert not BOUNDS["stronger-clone"].valid
@@ -67,7 +69,9 @@ def test_claimed_pair_matches_brute_force(n: int, eps0: float, frac: float) -> N
     P0, P1 = claimed_pair(n, eps0, p)
     eps = np.array([0.0, 0.1, 0.8 * eps0])
     r = claimed(eps0, n, eps, p)
-    for e, lo, up in zip(eps, r.lower, r.upper):
+    assert isinstance(r, list) and [b.inputs["eps"] for b in r] == list(eps)
+    for e, b in zip(eps, r):
+        lo, up = b.lower, b.upper
         exact = hockey(P0, P1, e)
         assert lo <= exact * (1 + 1e-12) + 1e-300 and up >= exact * (1 - 1e-12)
         assert up - exact <= 1e-9 * exact + 1e-55
@@ -79,7 +83,8 @@ def test_generic_claim_is_clone_pair_with_more_clones() -> None:
     E = math.exp(3.0)
     lo, up = clone_family_delta(10**4, 2 / (E + 1), 1 / (E + 1), 3.0, 0.0,
                                 np.array([0.1, 0.3]))
-    assert np.allclose(claimed(3.0, 10**4, np.array([0.1, 0.3])).value, up, rtol=1e-12)
+    assert np.allclose([b.value for b in claimed(3.0, 10**4, np.array([0.1, 0.3]))], up,
+                       rtol=1e-12)
     for e in (0.05, 0.2, 0.5):       # the claim is below the (valid) standard clone
         assert claimed(3.0, 10**4, e).value < clone_delta(3.0, 10**4, e).value
 

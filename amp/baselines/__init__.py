@@ -2,10 +2,10 @@
 
 Registry
 --------
-:data:`BOUNDS` maps a name to a :class:`Bound` with the uniform interface
+:data:`BOUNDS` maps a name to a :class:`Baseline` with the uniform interface
 
-    bound.delta(source, n, eps)     -> BaselineResult   (eps a float or an array)
-    bound.epsilon(source, n, delta) -> BaselineResult
+    baseline.delta(source, n, eps)     -> Bound   (a list of Bound for an array of eps)
+    baseline.epsilon(source, n, delta) -> Bound   (a list of Bound for an array of delta)
 
 where ``source`` is ``eps0`` (a float), a :class:`~amp.mechanisms.gparv.GPARV` law or a mechanism.
 Generic bounds (``clone``, ``clone-closed``, ``stronger-clone``) only use ``source.eps0``;
@@ -23,7 +23,10 @@ name                 bound                                                      
 ===================  ==================================================================  =====
 
 (*) outside its validity condition the closed form certifies nothing and says so
-(``certified=False``). See :mod:`amp.baselines._search` for :class:`BaselineResult`.
+(``certified=False``).
+
+Results are :class:`amp.core.result.Bound` objects (``bound`` = the baseline's name, ``value`` =
+the upper end, the source and caveats in ``details["note"]``); see :mod:`amp.baselines._search`.
 """
 
 from __future__ import annotations
@@ -31,17 +34,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from amp.baselines._search import BaselineResult
-from amp.baselines.blanket_bounds import bennett_delta, bennett_epsilon, hoeffding_delta, hoeffding_epsilon
+from amp.baselines.blanket_bounds import (bennett_delta, bennett_epsilon, hoeffding_delta,
+                                          hoeffding_epsilon)
 from amp.baselines.clone import clone_delta, clone_epsilon, closed_form_delta, closed_form_epsilon
 from amp.baselines.general_clone import (GeneralCloneDecomposition, blanket_decomposition,
-                            general_clone_delta, merged_krr_decomposition,
-                            standard_clone_decomposition)
+                                         general_clone_delta, merged_krr_decomposition,
+                                         standard_clone_decomposition)
 from amp.baselines.stronger_clone import (StrongerCloneWarning, stronger_clone_claimed_delta,
-                             stronger_clone_claimed_epsilon, stronger_clone_p)
+                                          stronger_clone_claimed_epsilon, stronger_clone_p)
+from amp.core.result import Bound
 
 __all__ = [
-    "BOUNDS", "Bound", "BaselineResult",
+    "BOUNDS", "Baseline", "run_baseline",
     "clone_delta", "clone_epsilon", "closed_form_delta", "closed_form_epsilon",
     "hoeffding_delta", "hoeffding_epsilon", "bennett_delta", "bennett_epsilon",
     "GeneralCloneDecomposition", "standard_clone_decomposition", "blanket_decomposition",
@@ -52,7 +56,7 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class Bound:
+class Baseline:
     """A named baseline with ``delta(source, n, eps)`` and ``epsilon(source, n, delta)``.
 
     Attributes
@@ -60,7 +64,8 @@ class Bound:
     name : str
         Registry key (also the CLI's ``--bound`` value).
     delta, epsilon : callable
-        ``(source, n, eps) -> BaselineResult`` and ``(source, n, delta) -> BaselineResult``.
+        ``(source, n, eps) -> Bound`` and ``(source, n, delta) -> Bound`` (lists of
+        :class:`~amp.core.result.Bound` for array inputs).
     generic : bool
         True when the bound depends on the randomizer only through ``eps0``.
     valid : bool
@@ -70,25 +75,25 @@ class Bound:
     """
 
     name: str
-    delta: Callable[..., BaselineResult]
-    epsilon: Callable[..., BaselineResult]
+    delta: Callable[..., Bound | list[Bound]]
+    epsilon: Callable[..., Bound | list[Bound]]
     generic: bool
     valid: bool
     reference: str
 
 
-BOUNDS: dict[str, Bound] = {
-    "clone": Bound("clone", clone_delta, clone_epsilon, True, True,
-                   "Feldman, McMillan, Talwar, FOCS 2021 (Theorem 3 of the paper)"),
-    "clone-closed": Bound("clone-closed", closed_form_delta, closed_form_epsilon, True, True,
-                          "Feldman, McMillan, Talwar, FOCS 2021, closed form (authors' code)"),
-    "hoeffding": Bound("hoeffding", hoeffding_delta, hoeffding_epsilon, False, True,
-                       "Balle, Bell, Gascon, Nissim, CRYPTO 2019 (Hoeffding)"),
-    "bennett": Bound("bennett", bennett_delta, bennett_epsilon, False, True,
-                     "Balle, Bell, Gascon, Nissim, CRYPTO 2019 (Bennett, corrected integral)"),
-    "stronger-clone": Bound("stronger-clone", stronger_clone_claimed_delta,
-                            stronger_clone_claimed_epsilon, True, False,
-                            "Feldman, McMillan, Talwar, SODA 2023 (claim; flawed, NOT valid)"),
+BOUNDS: dict[str, Baseline] = {
+    "clone": Baseline("clone", clone_delta, clone_epsilon, True, True,
+                      "Feldman, McMillan, Talwar, FOCS 2021 (Theorem 3 of the paper)"),
+    "clone-closed": Baseline("clone-closed", closed_form_delta, closed_form_epsilon, True, True,
+                             "Feldman, McMillan, Talwar, FOCS 2021, closed form (authors' code)"),
+    "hoeffding": Baseline("hoeffding", hoeffding_delta, hoeffding_epsilon, False, True,
+                          "Balle, Bell, Gascon, Nissim, CRYPTO 2019 (Hoeffding)"),
+    "bennett": Baseline("bennett", bennett_delta, bennett_epsilon, False, True,
+                        "Balle, Bell, Gascon, Nissim, CRYPTO 2019 (Bennett, corrected integral)"),
+    "stronger-clone": Baseline("stronger-clone", stronger_clone_claimed_delta,
+                               stronger_clone_claimed_epsilon, True, False,
+                               "Feldman, McMillan, Talwar, SODA 2023 (claim; flawed, NOT valid)"),
 }
 
 #: Bounds whose value comes from a numerical computation with an enclosing bracket.
@@ -126,7 +131,7 @@ def run_baseline(name: str, command: str, mechanism, n: int, target: float) -> d
            f"any eps0-LDP randomizer (eps0={mechanism.eps0:g})",
            "n": n, ("eps" if command == "delta" else "delta"): target,
            "value": float(r.value), "method": r.method, "certified": bool(r.certified),
-           "note": r.note}
+           "note": r.details.get("note", "")}
     if name in NUMERIC:
         out["bracket"] = [float(r.lower), float(r.upper)]
     return out

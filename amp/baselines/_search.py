@@ -1,63 +1,44 @@
-"""Shared pieces of the baseline bounds: the result type, input handling, binomial windows and
-the certified ``eps(delta)`` inversion.
+"""Shared pieces of the baseline bounds: input handling, the result builder and the certified
+``eps(delta)`` inversion (through :func:`amp.inversion.crossing`).
 
 Result convention
 -----------------
-Every baseline returns a :class:`BaselineResult`. ``value`` is the number a user should use
-(for an upper bound: its certified upper end); ``[lower, upper]`` encloses the exact value of
-*that bound* (e.g. the exact hockey-stick divergence of the clone reduction pair); for closed
-forms ``lower == upper == value``. When ``eps`` is a float the fields are floats; when ``eps``
-is an array they are ``numpy`` arrays of the same shape (``method``, ``certified`` and ``note``
-are shared by all entries).
+Every baseline returns :class:`amp.core.result.Bound` objects: one for a scalar input, a
+``list`` (in the input's order, flattened) for an array input. ``bound`` is the baseline's
+name (``"clone"``, ``"clone-closed"``, ``"hoeffding"``, ``"bennett"``, ``"stronger-clone"``,
+``"general-clone"``), ``value`` is the upper end (the number a user should use), and
+``[lower, upper]`` encloses the exact value of *that bound* (e.g. the exact hockey-stick
+divergence of the clone reduction pair); for closed forms ``lower == upper``.
+``certified=False`` marks numbers that are not valid guarantees (the flawed stronger clone, a
+closed form outside its regime, the authors'-code Bennett expression). The source, formula
+variant and caveats are in ``details["note"]``.
 """
 
 from __future__ import annotations
 
-import math
 import numbers
-from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 
 from amp.core import validate as V
-from amp.core.errors import NumericalError, ParameterError
+from amp.core.errors import ParameterError
+from amp.core.result import Bound, Quantity
+from amp.inversion import FunctionCurve, crossing
 
-__all__ = ["BaselineResult", "eps_array", "pack", "chernoff_window", "invert_delta",
-           "delta_targets", "FLOAT_REL"]
+__all__ = ["eps_array", "delta_targets", "eps0_of", "results", "invert_delta", "describe_source",
+           "FLOAT_REL", "MAX_EVALUATIONS", "MAX_EVALUATIONS_CLOSED"]
 
 #: Relative floating-point allowance used for numerically evaluated (non-closed-form) bounds:
 #: scipy's binomial ``pmf``/``sf`` (Boost ``ibeta``) are accurate to a few hundred ulps; this
 #: allowance is more than 10^4 times that and is added on the safe side of every bracket.
 FLOAT_REL = 1e-11
 
-
-@dataclass(frozen=True)
-class BaselineResult:
-    """Result of a baseline bound (scalar fields for scalar input, arrays for array input).
-
-    Attributes
-    ----------
-    value : float or numpy.ndarray
-        What a user should use: for ``delta(eps)`` the certified upper end of ``delta``; for
-        ``eps(delta)`` the smallest ``eps`` found at which the bound certifies ``delta``.
-    lower, upper : float or numpy.ndarray
-        Bracket of the exact value of this bound (``lower == upper == value`` for closed forms).
-    method : str
-        Name of the bound and evaluation route.
-    certified : bool
-        ``True`` when ``value`` is a valid privacy guarantee for every entry; ``False`` for
-        invalid/claimed bounds (stronger clone) and outside a closed form's validity regime.
-    note : str
-        Source, formula variant and caveats.
-    """
-
-    value: float | np.ndarray
-    lower: float | np.ndarray
-    upper: float | np.ndarray
-    method: str
-    certified: bool
-    note: str = ""
+#: Largest number of delta evaluations of one ``eps(delta)`` search (numerical bounds).
+MAX_EVALUATIONS = 200
+#: The same for closed forms (microseconds per evaluation): their curves can drop by orders
+#: of magnitude just below ``eps0``, where the search's secant steps shrink the bracket slowly.
+MAX_EVALUATIONS_CLOSED = 5000
 
 
 def eps_array(eps: object, name: str = "eps") -> tuple[np.ndarray, bool]:
@@ -98,126 +79,101 @@ def delta_targets(delta: object, name: str = "delta") -> tuple[np.ndarray, bool]
     return arr, False
 
 
-def pack(scalar: bool, shape: tuple, value: np.ndarray, lower: np.ndarray, upper: np.ndarray,
-         method: str, certified: bool, note: str) -> BaselineResult:
-    """Build a :class:`BaselineResult` with floats (``scalar``) or arrays of ``shape``."""
-    if scalar:
-        return BaselineResult(float(value.ravel()[0]), float(lower.ravel()[0]),
-                              float(upper.ravel()[0]), method, certified, note)
-    return BaselineResult(value.reshape(shape), lower.reshape(shape), upper.reshape(shape),
-                          method, certified, note)
+def eps0_of(source: object) -> float:
+    """``eps0`` from a float, a :class:`~amp.mechanisms.gparv.GPARV` or a mechanism."""
+    if isinstance(source, numbers.Real) and not isinstance(source, bool):
+        return V.eps0_value(source)
+    e0 = getattr(source, "eps0", None)
+    if e0 is None:
+        raise ParameterError(f"expected eps0 (a float), a GPARV law or a mechanism, got "
+                             f"{source!r}")
+    return V.eps0_value(float(e0))
 
 
-# ----------------------------------------------------------------------------- binomial windows
-def _kl(x: float, q: float) -> float:
-    """Bernoulli KL divergence ``KL(x || q)`` (natural log), ``0 <= x <= 1``, ``0 < q < 1``."""
-    out = 0.0
-    if x > 0:
-        out += x * math.log(x / q)
-    if x < 1:
-        out += (1 - x) * math.log((1 - x) / (1 - q))
-    return out
+def describe_source(source: object, eps0: float) -> str:
+    """The ``mechanism`` field of a baseline's result: the mechanism's or law's description,
+    or the generic randomizer for a bare ``eps0``."""
+    describe = getattr(source, "describe", None)
+    if callable(describe):
+        return str(describe())
+    label = getattr(source, "label", "")
+    if label:
+        return str(label)
+    return f"any eps0-LDP randomizer (eps0={eps0:g})"
 
 
-def chernoff_window(N: int, q: float, tail: float) -> tuple[int, int, float]:
-    """Window ``[lo, hi]`` of ``X ~ Bin(N, q)`` with a rigorous bound on the mass outside.
+def results(scalar: bool, quantity: Quantity, given: np.ndarray, lower: Sequence[float],
+            upper: Sequence[float], *, bound: str, method: str, n: int, mechanism: str,
+            certified: bool | Sequence[bool], note: str | Sequence[str],
+            details: Sequence[dict] | None = None) -> Bound | list[Bound]:
+    """One :class:`~amp.core.result.Bound` per input (``scalar``: the Bound itself, else a
+    ``list`` in the input's flattened order).
 
-    Uses the Chernoff-Hoeffding bounds ``P[X <= k] <= exp(-N KL(k/N || q))`` for ``k <= Nq``
-    and ``P[X >= k] <= exp(-N KL(k/N || q))`` for ``k >= Nq`` (no quantile function is used, so
-    the bound stays valid at tail probabilities far below ``1e-16``).
-
-    Returns
-    -------
-    lo, hi : int
-        The window (``0 <= lo <= hi <= N``).
-    outside : float
-        Upper bound on ``P[X < lo] + P[X > hi]`` (``<= 2 * tail``; 0 when the window is
-        ``[0, N]``).
+    ``given`` holds the inputs (``eps`` for a ``delta`` question, ``delta`` for an ``eps``
+    question); ``certified`` and ``note`` are shared (a single value) or one per input.
     """
-    if N <= 0 or q <= 0:
-        return 0, 0, 0.0
-    if q >= 1:
-        return N, N, 0.0
-    log_tail = math.log(tail)
-    mean = N * q
-
-    def bound(k: int) -> float:          # log of the Chernoff bound of the tail at k
-        return -N * _kl(min(max(k / N, 0.0), 1.0), q)
-
-    # lower side: smallest lo such that P[X <= lo - 1] <= tail, i.e. bound(lo - 1) <= log_tail
-    if bound(0) > log_tail:
-        lo, out_lo = 0, 0.0
-    else:
-        a, b = 0, int(math.floor(mean))  # bound(a) <= log_tail < bound(b) (monotone)
-        if bound(b) <= log_tail:
-            a = b
-        while b - a > 1:
-            m = (a + b) // 2
-            if bound(m) <= log_tail:
-                a = m
-            else:
-                b = m
-        lo, out_lo = a + 1, math.exp(bound(a))
-    if bound(N) > log_tail:
-        hi, out_hi = N, 0.0
-    else:
-        a, b = int(math.ceil(mean)), N   # bound(a) > log_tail >= bound(b)
-        if bound(a) <= log_tail:
-            b = a
-        while b - a > 1:
-            m = (a + b) // 2
-            if bound(m) <= log_tail:
-                b = m
-            else:
-                a = m
-        hi, out_hi = b - 1, math.exp(bound(b))
-    lo = min(lo, hi)
-    return lo, hi, out_lo + out_hi
+    key = "eps" if quantity == "delta" else "delta"
+    xs = np.asarray(given, dtype=float).ravel()
+    m = xs.size
+    cert = [bool(certified)] * m if isinstance(certified, (bool, np.bool_)) else \
+        [bool(c) for c in certified]
+    notes = [note] * m if isinstance(note, str) else list(note)
+    extra = [{}] * m if details is None else list(details)
+    out = [Bound(quantity, float(lo), float(up), bound, method, n, mechanism,
+                 {key: float(x)}, certified=c, details={"note": t, **d})
+           for x, lo, up, c, t, d in zip(xs, lower, upper, cert, notes, extra)]
+    return out[0] if scalar else out
 
 
-# ----------------------------------------------------------------------------- eps(delta)
+def _curve(fn: Callable[[float], tuple[float, float]], end: int, method: str) -> FunctionCurve:
+    """The curve ``x -> (v, v)`` of one end (0: lower, 1: upper) of a delta bracket.
+
+    :func:`amp.inversion.crossing` takes ``log(sqrt(lower * upper))`` as its secant estimate,
+    which underflows below ~1e-154: there the lower end 0 (also valid) is reported; it only
+    undecides points for targets below ~1e-154 (the search then raises
+    :class:`~amp.core.errors.NumericalError`, never a wrong value).
+    """
+    def one(x: float) -> tuple[float, float]:
+        v = fn(x)[end]
+        return (v if v * v > 0 else 0.0), v
+
+    return FunctionCurve(one, method)
+
+
 def invert_delta(delta_fn: Callable[[float], tuple[float, float]], target: float,
-                 eps_max: float, *, xtol: float = 1e-9, max_iter: int = 200
-                 ) -> tuple[float, float, float, bool]:
-    """Smallest ``eps`` in ``[0, eps_max]`` with certified ``delta(eps) <= target`` (bisection).
+                 eps_max: float, *, rel_tol: float, method: str = "",
+                 max_evaluations: int = MAX_EVALUATIONS) -> tuple[float, float, int]:
+    """Certified ``eps(target)`` of a baseline's ``delta(eps)`` bracket on ``[0, eps_max]``.
 
-    Parameters
-    ----------
-    delta_fn : callable
-        ``eps -> (lower, upper)`` bracket of the bound's ``delta`` at ``eps``.
-    target : float
-        Target ``delta``.
-    eps_max : float
-        An ``eps`` at which ``upper <= target`` is known to hold (checked).
-    xtol : float
-        Relative width ``(hi - lo) / hi`` at which the bisection stops.
+    The search is :func:`amp.inversion.crossing` (relative tolerance ``rel_tol``) on the upper
+    end of the bracket, ``FunctionCurve(eps -> upper(eps))``: its good end ``hi`` has
+    ``upper(hi) <= target`` and is the certified answer (``eps_max`` is checked to have
+    ``upper <= target``, :class:`~amp.core.errors.NumericalError` otherwise). The lower end of
+    the result is the search's bad end when ``lower`` certifies it there; when the delta bracket
+    is too wide for that (the exact clone sums near ``n = 10^7``), a second crossing on
+    ``eps -> lower(eps)`` over ``[0, bad end]`` finds the largest certified point.
 
     Returns
     -------
-    value, lo, hi, certified_lo : tuple
-        ``value = hi`` is certified (``upper(hi) <= target``). ``lo`` has
-        ``lower(lo) > target`` when ``certified_lo`` is True, so for a bound that is
-        non-increasing in ``eps`` the exact crossing point lies in ``[lo, hi]``.
+    lo, hi, evaluations : tuple
+        ``upper(hi) <= target``; ``lo = 0`` or ``lower(lo) > target``, so for a bound that is
+        non-increasing in ``eps`` the exact crossing point lies in ``[lo, hi]``
+        (``lo = hi = 0`` when ``upper(0) <= target``).
     """
-    xtol = V.positive_float("xtol", xtol, upper=0.5)
-    lo_d, up_d = delta_fn(0.0)
-    if up_d <= target:
-        return 0.0, 0.0, 0.0, True
-    hi = float(eps_max)
-    if delta_fn(hi)[1] > target:
-        raise NumericalError(f"delta({hi}) exceeds the target {target}; no eps found")
-    lo = 0.0
-    lo_cert = lo_d > target
-    lo_certified_value = 0.0
-    for _ in range(max_iter):
-        if hi - lo <= xtol * hi:
-            break
-        mid = 0.5 * (lo + hi)
-        l_mid, u_mid = delta_fn(mid)
-        if u_mid <= target:
-            hi = mid
-        else:
-            lo = mid
-            if l_mid > target:
-                lo_certified_value, lo_cert = mid, True
-    return hi, (lo_certified_value if lo_cert else 0.0), hi, lo_cert
+    memo: dict[float, tuple[float, float]] = {}
+
+    def fn(x: float) -> tuple[float, float]:
+        if x not in memo:
+            lo, up = delta_fn(x)
+            memo[x] = (float(lo), float(up))
+        return memo[x]
+
+    target = float(target)
+    c = crossing(_curve(fn, 1, method), target, 0.0, float(eps_max), decreasing=True,
+                 rel_tol=rel_tol, good_end_known=False, max_evaluations=max_evaluations)
+    lo, evaluations = c.lo, c.evaluations
+    if lo > 0 and not fn(lo)[0] > target:
+        c2 = crossing(_curve(fn, 0, method), target, 0.0, lo, decreasing=True,
+                      rel_tol=rel_tol, good_end_known=True, max_evaluations=max_evaluations)
+        lo, evaluations = c2.lo, evaluations + c2.evaluations
+    return lo, c.hi, evaluations

@@ -74,11 +74,13 @@ from typing import Literal
 import numpy as np
 from scipy import stats
 
+from amp.baselines._search import (MAX_EVALUATIONS_CLOSED, delta_targets, describe_source,
+                                   eps_array, invert_delta, results)
 from amp.core import validate as V
 from amp.core.errors import ParameterError
+from amp.core.result import Bound
+from amp.core.tails import binom_window_mass
 from amp.mechanisms.gparv import GPARV
-from amp.baselines._search import (BaselineResult, chernoff_window, delta_targets, eps_array, invert_delta,
-                      pack)
 
 __all__ = ["hoeffding_delta", "hoeffding_epsilon", "bennett_delta", "bennett_epsilon",
            "parv_summary", "ParvSummary"]
@@ -204,7 +206,7 @@ def _bennett_balle_code(s: ParvSummary, n: int) -> float:
         return 0.0
     alpha, beta, h = _bennett_parts(s)
     eta = s.a / s.lmax
-    lo, hi, outside = chernoff_window(n, s.gamma, 1e-30)
+    lo, hi, outside = binom_window_mass(n, s.gamma, 1e-30)
     m = np.arange(max(lo, 1), hi + 1)
     terms = stats.binom.pmf(m, n, s.gamma) * np.exp(-m * alpha * h) / (m * eta * math.log1p(beta))
     return min(1.0, float(terms.sum()) / (s.gamma * n))
@@ -268,42 +270,46 @@ def _note(kind: str, laws: list[GPARV] | None, range_mode: str | None, variant: 
 
 
 def _delta(kind: str, source: object, n: int, eps: object, range_mode: str | None,
-           variant: str) -> BaselineResult:
+           variant: str) -> Bound | list[Bound]:
     laws, eps0 = _laws_or_generic(source)
     n = V.int_at_least("n", n, 1)
     arr, scalar = eps_array(eps)
-    vals = np.array([_delta_one(kind, laws, eps0, n, float(e), range_mode, variant)
-                     for e in arr.ravel()])
+    vals = [_delta_one(kind, laws, eps0, n, float(e), range_mode, variant) for e in arr.ravel()]
     certified = not (kind == "bennett" and variant == "balle-code")
-    return pack(scalar, arr.shape, vals, vals, vals, f"{kind} (privacy blanket)", certified,
-                _note(kind, laws, range_mode, variant))
+    return results(scalar, "delta", arr, vals, vals, bound=kind,
+                   method=f"{kind} (privacy blanket)", n=n,
+                   mechanism=describe_source(source if laws is not None else None, eps0),
+                   certified=certified, note=_note(kind, laws, range_mode, variant))
 
 
 def _epsilon(kind: str, source: object, n: int, delta: object, range_mode: str | None,
-             variant: str, xtol: float) -> BaselineResult:
+             variant: str, xtol: float) -> Bound | list[Bound]:
     laws, eps0 = _laws_or_generic(source)
     n = V.int_at_least("n", n, 1)
+    xtol = V.positive_float("xtol", xtol, upper=0.5)
     targets, scalar = delta_targets(delta)
 
     def fn(e: float) -> tuple[float, float]:
         d = _delta_one(kind, laws, eps0, n, e, range_mode, variant)
         return d, d
 
-    vals, los, his = [], [], []
-    for d in targets.ravel():
-        v, lo, hi, _ = invert_delta(fn, float(d), eps0, xtol=xtol)
-        vals.append(v), los.append(lo), his.append(hi)
+    method = f"{kind} (privacy blanket) eps(delta)"
+    found = [invert_delta(fn, float(d), eps0, rel_tol=xtol, method=method,
+                          max_evaluations=MAX_EVALUATIONS_CLOSED) for d in targets.ravel()]
     certified = not (kind == "bennett" and variant == "balle-code")
     note = _note(kind, laws, range_mode, variant) + (
-        "; eps(delta) by bisection: value certifies delta(value) <= target; the bracket "
-        "encloses a crossing point (the closed form need not be monotone in eps)")
-    return pack(scalar, targets.shape, np.array(vals), np.array(los), np.array(his),
-                f"{kind} (privacy blanket) eps(delta)", certified, note)
+        "; eps(delta) by a certified search: value certifies delta(value) <= target; the "
+        "bracket encloses a crossing point (the closed form need not be monotone in eps)")
+    return results(scalar, "eps", targets, [f[0] for f in found], [f[1] for f in found],
+                   bound=kind, method=method, n=n,
+                   mechanism=describe_source(source if laws is not None else None, eps0),
+                   certified=certified, note=note,
+                   details=[{"evaluations": f[2]} for f in found])
 
 
 # ----------------------------------------------------------------------------- public API
 def hoeffding_delta(source: float | GPARV | object, n: int, eps: float | np.ndarray, *,
-                    range_mode: RangeMode | None = None) -> BaselineResult:
+                    range_mode: RangeMode | None = None) -> Bound | list[Bound]:
     """Balle et al.'s Hoeffding bound ``delta_H(eps)`` (see module docstring).
 
     Parameters
@@ -323,14 +329,15 @@ def hoeffding_delta(source: float | GPARV | object, n: int, eps: float | np.ndar
 
 def hoeffding_epsilon(source: float | GPARV | object, n: int, delta: float | np.ndarray, *,
                       range_mode: RangeMode | None = None, xtol: float = 1e-9
-                      ) -> BaselineResult:
-    """Smallest ``eps`` (bisection on ``[0, eps0]``) with ``delta_H(eps) <= delta``."""
+                      ) -> Bound | list[Bound]:
+    """Smallest ``eps`` in ``[0, eps0]`` with ``delta_H(eps) <= delta`` (one certified search,
+    :func:`amp.inversion.crossing`, relative tolerance ``xtol``)."""
     return _epsilon("hoeffding", source, n, delta, range_mode, "corrected", xtol)
 
 
 def bennett_delta(source: float | GPARV | object, n: int, eps: float | np.ndarray, *,
                   range_mode: RangeMode | None = None,
-                  variant: Literal["corrected", "balle-code"] = "corrected") -> BaselineResult:
+                  variant: Literal["corrected", "balle-code"] = "corrected") -> Bound | list[Bound]:
     """Balle et al.'s Bennett bound ``delta_B(eps)`` (see module docstring for both variants).
 
     ``variant="corrected"`` (default) is a valid upper bound; ``"balle-code"`` reproduces the
@@ -342,6 +349,7 @@ def bennett_delta(source: float | GPARV | object, n: int, eps: float | np.ndarra
 def bennett_epsilon(source: float | GPARV | object, n: int, delta: float | np.ndarray, *,
                     range_mode: RangeMode | None = None,
                     variant: Literal["corrected", "balle-code"] = "corrected",
-                    xtol: float = 1e-9) -> BaselineResult:
-    """Smallest ``eps`` (bisection on ``[0, eps0]``) with ``delta_B(eps) <= delta``."""
+                    xtol: float = 1e-9) -> Bound | list[Bound]:
+    """Smallest ``eps`` in ``[0, eps0]`` with ``delta_B(eps) <= delta`` (one certified search,
+    :func:`amp.inversion.crossing`, relative tolerance ``xtol``)."""
     return _epsilon("bennett", source, n, delta, range_mode, _check_variant(variant), xtol)

@@ -22,7 +22,9 @@ form in two binomial survival functions per ``c``:
 
 Only a window of ``c`` chosen by a Chernoff bound is summed (no quantile function); the mass
 outside is bounded rigorously and added to the upper end, together with a relative
-floating-point allowance :data:`~amp.baselines._search.FLOAT_REL`. The cost is
+floating-point allowance :data:`~amp.baselines._search.FLOAT_REL`. The window is
+:func:`amp.core.tails.binom_window_mass`; ``eps(delta)`` is one certified search,
+:func:`amp.inversion.crossing`. The cost is
 ``O(sqrt(n e^-eps0))`` survival-function calls per ``eps`` (about 4000 at ``n = 10^6``,
 ``eps0 = 4``). The pair is symmetric: swapping the two coordinates maps ``P0^C`` to ``P1^C``,
 so ``D(P0^C || P1^C) = D(P1^C || P0^C)`` (checked in the tests against exact rational
@@ -59,16 +61,17 @@ Outside the validity condition no amplification is certified: the result has
 from __future__ import annotations
 
 import math
-import numbers
 from typing import Literal
 
 import numpy as np
 from scipy import stats
 
+from amp.baselines._search import (FLOAT_REL, delta_targets, describe_source, eps0_of,
+                                   eps_array, invert_delta, results)
 from amp.core import validate as V
 from amp.core.errors import NumericalError, ParameterError
-from amp.baselines._search import (FLOAT_REL, BaselineResult, chernoff_window, delta_targets, eps_array,
-                      invert_delta, pack)
+from amp.core.result import Bound
+from amp.core.tails import binom_window_mass
 
 __all__ = ["clone_delta", "clone_epsilon", "closed_form_epsilon", "closed_form_delta",
            "clone_family_delta", "DEFAULT_TAIL_MASS"]
@@ -121,7 +124,7 @@ def clone_family_delta(n: int, clone_prob: float, w2: float, log_ratio: float, w
     if log_ratio <= 0 or w2 <= 0:    # the pair is identical, reversed or degenerate
         return lower, upper
     N = n - 1
-    lo, hi, outside = chernoff_window(N, clone_prob, tail_mass)
+    lo, hi, outside = binom_window_mass(N, clone_prob, tail_mass)
     if hi - lo > MAX_CLONE_WINDOW:
         raise NumericalError(f"the exact clone divergence at n={n} needs {hi - lo + 2} clone "
                              f"counts (max {MAX_CLONE_WINDOW}); use closed_form_delta / "
@@ -162,20 +165,13 @@ def clone_family_delta(n: int, clone_prob: float, w2: float, log_ratio: float, w
     return lower, upper
 
 
-def _eps0_of(source: object) -> float:
-    """``eps0`` from a float, a :class:`~amp.mechanisms.gparv.GPARV` or a mechanism."""
-    if isinstance(source, numbers.Real) and not isinstance(source, bool):
-        return V.eps0_value(source)
-    e0 = getattr(source, "eps0", None)
-    if e0 is None:
-        raise ParameterError(f"expected eps0 (a float), a GPARV law or a mechanism, got "
-                             f"{source!r}")
-    return V.eps0_value(float(e0))
-
-
 # ----------------------------------------------------------------------------- numerical clone
+def _generic(eps0: float) -> str:
+    return describe_source(None, eps0)
+
+
 def clone_delta(eps0: float, n: int, eps: float | np.ndarray, *,
-                tail_mass: float = DEFAULT_TAIL_MASS) -> BaselineResult:
+                tail_mass: float = DEFAULT_TAIL_MASS) -> Bound | list[Bound]:
     """Exact standard clone bound ``D_{e^eps}(P0^C || P1^C)`` of Theorem 3 (Section 3.1).
 
     Generic: valid for every ``eps0``-LDP local randomizer (Feldman, McMillan, Talwar 2021).
@@ -187,16 +183,17 @@ def clone_delta(eps0: float, n: int, eps: float | np.ndarray, *,
     n : int
         Number of users (``>= 1``).
     eps : float or array
-        Central ``eps >= 0``; arrays give array fields in the result.
+        Central ``eps >= 0``; an array gives a list of results (flattened input order).
     tail_mass : float
         Chernoff bound per side of the ``Bin(n-1, e^-eps0)`` mass left out (added to ``upper``).
 
     Returns
     -------
-    BaselineResult
-        ``value = upper``; ``[lower, upper]`` encloses the exact divergence.
+    Bound or list of Bound
+        ``quantity="delta"``, ``bound="clone"``; ``[lower, upper]`` encloses the exact
+        divergence and ``value = upper``.
     """
-    eps0 = _eps0_of(eps0)
+    eps0 = eps0_of(eps0)
     n = V.int_at_least("n", n, 1)
     tail_mass = V.positive_float("tail_mass", tail_mass, upper=1e-6)
     arr, scalar = eps_array(eps)
@@ -206,18 +203,24 @@ def clone_delta(eps0: float, n: int, eps: float | np.ndarray, *,
     lower[zero], upper[zero] = 0.0, 0.0
     note = (f"{SOURCE_FMT}; exact divergence of the clone pair, C-window by Chernoff "
             f"(tail <= {tail_mass:g} per side), generic for eps0-LDP randomizers")
-    return pack(scalar, arr.shape, upper, lower, upper, "clone (exact numerical)", True, note)
+    return results(scalar, "delta", arr, lower, upper, bound="clone",
+                   method="clone (exact numerical)", n=n, mechanism=_generic(eps0),
+                   certified=True, note=note)
 
 
 def clone_epsilon(eps0: float, n: int, delta: float | np.ndarray, *,
-                  tail_mass: float = DEFAULT_TAIL_MASS, xtol: float = 1e-9) -> BaselineResult:
+                  tail_mass: float = DEFAULT_TAIL_MASS, xtol: float = 1e-9
+                  ) -> Bound | list[Bound]:
     """Smallest ``eps`` with certified ``D_{e^eps}(P0^C || P1^C) <= delta`` (Theorem 3).
 
-    Bisection on ``eps`` in ``[0, eps0]`` (the divergence is non-increasing in ``eps`` and 0
-    at ``eps0``). ``value`` is certified; ``[lower, upper]`` encloses the exact crossing.
+    One certified search (:func:`amp.inversion.crossing`, relative tolerance ``xtol``) on
+    ``eps`` in ``[0, eps0]`` (the divergence is non-increasing in ``eps`` and 0 at ``eps0``).
+    ``value = upper`` is certified (``clone_delta(upper).upper <= delta``); ``lower`` is 0 or
+    has ``clone_delta(lower).lower > delta``, so ``[lower, upper]`` encloses the exact crossing.
     """
-    eps0 = _eps0_of(eps0)
+    eps0 = eps0_of(eps0)
     n = V.int_at_least("n", n, 1)
+    xtol = V.positive_float("xtol", xtol, upper=0.5)
     targets, scalar = delta_targets(delta)
     w2 = 1.0 / (math.exp(eps0) + 1)
 
@@ -228,13 +231,15 @@ def clone_epsilon(eps0: float, n: int, delta: float | np.ndarray, *,
                                     tail_mass)
         return float(lo[0]), float(up[0])
 
-    vals, los, his = [], [], []
-    for d in targets.ravel():
-        v, lo, hi, _ = invert_delta(fn, float(d), eps0, xtol=xtol)
-        vals.append(v), los.append(lo), his.append(hi)
-    note = f"{SOURCE_FMT}; eps(delta) by bisection on the exact divergence (relative xtol={xtol:g})"
-    return pack(scalar, targets.shape, np.array(vals), np.array(los), np.array(his),
-                "clone (exact numerical) eps(delta)", True, note)
+    method = "clone (exact numerical) eps(delta)"
+    found = [invert_delta(fn, float(d), eps0, rel_tol=xtol, method=method)
+             for d in targets.ravel()]
+    note = (f"{SOURCE_FMT}; eps(delta) by a certified search on the exact divergence "
+            f"(relative xtol={xtol:g})")
+    return results(scalar, "eps", targets, [f[0] for f in found], [f[1] for f in found],
+                   bound="clone", method=method, n=n, mechanism=_generic(eps0),
+                   certified=True, note=note,
+                   details=[{"evaluations": f[2]} for f in found])
 
 
 # ----------------------------------------------------------------------------- closed form
@@ -262,16 +267,17 @@ def _check_variant(variant: str) -> str:
 
 
 def closed_form_epsilon(eps0: float, n: int, delta: float | np.ndarray, *,
-                        variant: Literal["code", "theorem"] = "code") -> BaselineResult:
+                        variant: Literal["code", "theorem"] = "code") -> Bound | list[Bound]:
     """Closed-form standard clone bound of Feldman, McMillan, Talwar (2021).
 
     ``variant="code"`` (default) is the formula of the authors' public code
     (``closedformanalysis``), ``variant="theorem"`` the statement of their Theorem 3.1; see the
-    module docstring for both formulas and validity conditions. Outside the validity condition
-    the result has ``certified=False``, ``value = eps0`` and the note "no amplification
-    certified" (``eps0`` itself is always a valid, unamplified guarantee).
+    module docstring for both formulas and validity conditions. Returns ``quantity="eps"``,
+    ``bound="clone-closed"`` with ``lower == upper``. Outside the validity condition the result
+    has ``certified=False``, ``value = eps0`` and the note "no amplification certified"
+    (``eps0`` itself is always a valid, unamplified guarantee).
     """
-    eps0 = _eps0_of(eps0)
+    eps0 = eps0_of(eps0)
     n = V.int_at_least("n", n, 1)
     variant = _check_variant(variant)
     targets, scalar = delta_targets(delta)
@@ -281,34 +287,36 @@ def closed_form_epsilon(eps0: float, n: int, delta: float | np.ndarray, *,
         valid = valid and e < eps0
         vals.append(e if valid else eps0)
         ok.append(valid)
-    v = np.array(vals)
     cond = "log(4/delta)" if variant == "code" else "log(2/delta)"
     note = f"{SOURCE_FMT}; closed form ({variant} variant)"
-    if not all(ok):
-        note += (f"; no amplification certified for some/all inputs: eps0 > "
-                 f"log(n / (16 {cond})) (validity condition), value = eps0 there")
-    return pack(scalar, targets.shape, v, v, v, f"clone closed form ({variant})", all(ok), note)
+    bad = (f"; no amplification certified: eps0 > log(n / (16 {cond})) (validity "
+           f"condition), value = eps0")
+    return results(scalar, "eps", targets, vals, vals, bound="clone-closed",
+                   method=f"clone closed form ({variant})", n=n, mechanism=_generic(eps0),
+                   certified=ok, note=[note if v else note + bad for v in ok])
 
 
 def closed_form_delta(eps0: float, n: int, eps: float | np.ndarray, *,
-                      variant: Literal["code", "theorem"] = "code") -> BaselineResult:
+                      variant: Literal["code", "theorem"] = "code") -> Bound | list[Bound]:
     """Smallest ``delta`` for which the FMT closed form certifies ``eps`` (bisection in log delta).
 
     For ``eps >= eps0`` the value is 0 (every ``eps0``-LDP protocol is ``eps0``-DP after
     shuffling). When no valid ``delta < 1`` reaches ``eps``, the result has ``certified=False``,
-    value 1 and the note "no amplification certified".
+    value 1 and the note "no amplification certified". Returns ``quantity="delta"``,
+    ``bound="clone-closed"``; ``[lower, upper]`` brackets the smallest such ``delta`` (bisection
+    in ``log delta`` to relative ``1e-13``) and ``value = upper`` certifies ``eps``.
     """
-    eps0 = _eps0_of(eps0)
+    eps0 = eps0_of(eps0)
     n = V.int_at_least("n", n, 1)
     variant = _check_variant(variant)
     arr, scalar = eps_array(eps)
     log_arg = 4.0 if variant == "code" else 2.0
     # validity <=> delta >= log_arg * exp(-n e^-eps0 / 16)
     log_dmin = math.log(log_arg) - n * math.exp(-eps0) / 16
-    vals, los, his, ok = [], [], [], []
+    los, his, ok = [], [], []
     for e in arr.ravel():
         if e >= eps0:
-            vals.append(0.0), los.append(0.0), his.append(0.0), ok.append(True)
+            los.append(0.0), his.append(0.0), ok.append(True)
             continue
         lo_l = max(log_dmin, -700.0) + 1e-9      # just inside the validity region
         hi_l = math.log1p(-1e-15)
@@ -317,12 +325,12 @@ def closed_form_delta(eps0: float, n: int, eps: float | np.ndarray, *,
             return _closed_form_eps(eps0, n, math.exp(logd), variant)
 
         if lo_l >= hi_l or eps_at(hi_l)[0] > e or not eps_at(hi_l)[1]:
-            vals.append(1.0), los.append(1.0), his.append(1.0), ok.append(False)
+            los.append(1.0), his.append(1.0), ok.append(False)
             continue
         e_lo, valid_lo = eps_at(lo_l)
         if e_lo <= e and valid_lo:
             d = math.exp(lo_l)
-            vals.append(d), los.append(d), his.append(d), ok.append(True)
+            los.append(d), his.append(d), ok.append(True)
             continue
         a, b = lo_l, hi_l                      # eps_at(a) > e (or invalid), eps_at(b) <= e
         for _ in range(200):
@@ -334,10 +342,11 @@ def closed_form_delta(eps0: float, n: int, eps: float | np.ndarray, *,
                 b = m
             else:
                 a = m
-        vals.append(math.exp(b)), los.append(math.exp(a)), his.append(math.exp(b))
+        los.append(math.exp(a)), his.append(math.exp(b))
         ok.append(True)
     note = f"{SOURCE_FMT}; closed form ({variant} variant) inverted in delta"
-    if not all(ok):
-        note += "; no amplification certified for some/all eps (value 1 there)"
-    return pack(scalar, arr.shape, np.array(vals), np.array(los), np.array(his),
-                f"clone closed form ({variant}) delta(eps)", all(ok), note)
+    bad = "; no amplification certified for this eps (value 1)"
+    return results(scalar, "delta", arr, los, his, bound="clone-closed",
+                   method=f"clone closed form ({variant}) delta(eps)", n=n,
+                   mechanism=_generic(eps0), certified=ok,
+                   note=[note if v else note + bad for v in ok])

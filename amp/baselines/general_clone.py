@@ -24,7 +24,7 @@ Indices with ``c_j = 0`` are only reached by the first draw and reveal it. Hence
 
 with ``G_i`` i.i.d., ``G = (a_j - e^eps b_j) / c_j`` w.p. ``c_j`` (``c_j > 0``) and ``0`` w.p.
 ``beta`` -- a GPARV-type law (:meth:`GeneralCloneDecomposition.law`), evaluated exactly by
-multinomial enumeration (:func:`amp.delta.exact.delta_enumerate`). This is checked against
+multinomial enumeration (:func:`amp.backends.exact.delta_enumerate`). This is checked against
 brute-force enumeration of histograms in ``tests/test_general_clone.py``.
 
 For the blanket decomposition (Theorem 4, point masses on every output) this law *is* the
@@ -46,12 +46,13 @@ from typing import Callable
 import numpy as np
 from scipy.special import gammaln
 
+from amp.baselines._search import eps_array, results
 from amp.core import validate as V
 from amp.core.errors import ParameterError
-from amp.delta.exact import MAX_COMPOSITIONS
+from amp.core.result import Bound
+from amp.backends.exact import MAX_COMPOSITIONS
 from amp.mechanisms.gparv import GPARV
 from amp.mechanisms.table1 import KRR, matrix_eps0
-from amp.baselines._search import BaselineResult, eps_array, pack
 
 __all__ = ["GeneralCloneDecomposition", "standard_clone_decomposition",
            "blanket_decomposition", "merged_krr_decomposition", "general_clone_delta",
@@ -246,9 +247,9 @@ class GeneralCloneDecomposition:
 def _enumerate(law: GPARV, n: int, eps: float) -> float:
     """Exact ``E[(G_1 + ... + G_n)_+] / n`` by multinomial enumeration (stars and bars).
 
-    Same quantity as :func:`amp.delta.exact.delta_enumerate`, with the count vectors generated in
+    Same quantity as :func:`amp.backends.exact.delta_enumerate`, with the count vectors generated in
     vectorised chunks; raises :class:`ParameterError` above
-    :data:`amp.delta.exact.MAX_COMPOSITIONS` count vectors.
+    :data:`amp.backends.exact.MAX_COMPOSITIONS` count vectors.
     """
     g, p = law.atoms(eps)
     keep = p > 0
@@ -286,11 +287,13 @@ def _enumerate(law: GPARV, n: int, eps: float) -> float:
 
 
 def general_clone_delta(decomposition: GeneralCloneDecomposition, n: int,
-                        eps: float | np.ndarray) -> BaselineResult:
+                        eps: float | np.ndarray) -> Bound | list[Bound]:
     """Exact ``D_{e^eps}(P0^GC || P1^GC)`` of a general clone decomposition (Section 4.1).
 
     Evaluated by multinomial enumeration (moderate ``n``; a :class:`ParameterError` is raised
-    when the enumeration is too large). ``[lower, upper]`` adds a relative allowance of 1e-11.
+    when the enumeration is too large). Returns ``quantity="delta"``,
+    ``bound="general-clone"`` (a list for an array ``eps``); ``[lower, upper]`` adds a relative
+    allowance of 1e-11 around the enumerated value and ``value = upper``.
     """
     if not isinstance(decomposition, GeneralCloneDecomposition):
         raise ParameterError(f"decomposition must be a GeneralCloneDecomposition, got "
@@ -301,8 +304,10 @@ def general_clone_delta(decomposition: GeneralCloneDecomposition, n: int,
     lower, upper = v * (1 - _REL), np.minimum(v * (1 + _REL), 1.0)
     note = ("general clone reduction pair (Section 4.1), exact via D = sum_{c_j=0}(a_j - e^eps "
             "b_j)_+ + E[(sum G_i)_+]/n; " + (decomposition.label or ""))
-    return pack(scalar, arr.shape, upper, lower, upper, "general clone (exact enumeration)",
-                True, note)
+    return results(scalar, "delta", arr, lower, upper, bound="general-clone",
+                   method="general clone (exact enumeration)", n=n,
+                   mechanism=decomposition.label or "general clone decomposition",
+                   certified=True, note=note)
 
 
 # ----------------------------------------------------------------------------- constructors

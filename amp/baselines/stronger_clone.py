@@ -16,7 +16,7 @@ other users' left-overs, and the function cannot know which one to sample. The c
 version (Feldman et al. 2023b, arXiv:2208.04591) shows the general bound only for a restricted
 class of randomizers; the general claim is unproven. The paper therefore never presents it as a
 bound, and neither does this module: every function here emits a :class:`StrongerCloneWarning`
-and returns ``certified=False``.
+and returns ``certified=False`` (``bound="stronger-clone"``).
 
 The divergence of the claimed pair is computed exactly with the clone engine
 (:func:`amp.baselines.clone.clone_family_delta`): the first user adds ``(1, 0)`` w.p.
@@ -38,10 +38,12 @@ from typing import Iterable
 import numpy as np
 from scipy import optimize
 
+from amp.baselines._search import (delta_targets, describe_source, eps0_of, eps_array,
+                                   invert_delta, results)
+from amp.baselines.clone import DEFAULT_TAIL_MASS, clone_family_delta
 from amp.core import validate as V
 from amp.core.errors import ParameterError
-from amp.baselines._search import BaselineResult, delta_targets, eps_array, invert_delta, pack
-from amp.baselines.clone import DEFAULT_TAIL_MASS, _eps0_of, clone_family_delta
+from amp.core.result import Bound
 
 __all__ = ["StrongerCloneWarning", "stronger_clone_claimed_delta",
            "stronger_clone_claimed_epsilon", "stronger_clone_p",
@@ -74,7 +76,8 @@ def _family(eps0: float, p: float) -> tuple[float, float, float, float]:
 
 def stronger_clone_claimed_delta(eps0: float, n: int, eps: float | np.ndarray, *,
                                  p: float | None = None,
-                                 tail_mass: float = DEFAULT_TAIL_MASS) -> BaselineResult:
+                                 tail_mass: float = DEFAULT_TAIL_MASS
+                                 ) -> Bound | list[Bound]:
     """Exact ``D_{e^eps}(P0(eps0, p) || P1(eps0, p))`` of the stronger clone claim.
 
     **NOT a valid upper bound** (flawed post-processing; see the module docstring). Emits a
@@ -83,7 +86,7 @@ def stronger_clone_claimed_delta(eps0: float, n: int, eps: float | np.ndarray, *
     of the claimed pair.
     """
     warnings.warn(StrongerCloneWarning(NOT_VALID), stacklevel=2)
-    eps0 = _eps0_of(eps0)
+    eps0 = eps0_of(eps0)
     n = V.int_at_least("n", n, 1)
     p = _check_p(eps0, p)
     arr, scalar = eps_array(eps)
@@ -91,20 +94,24 @@ def stronger_clone_claimed_delta(eps0: float, n: int, eps: float | np.ndarray, *
     lower, upper = clone_family_delta(n, q, w2, lr, w0, arr, tail_mass)
     zero = arr.ravel() >= eps0
     lower[zero], upper[zero] = 0.0, 0.0
-    return pack(scalar, arr.shape, upper, lower, upper, "stronger clone (claimed, invalid)",
-                False, f"{NOT_VALID}; p = {p:.6g}")
+    return results(scalar, "delta", arr, lower, upper, bound="stronger-clone",
+                   method="stronger clone (claimed, invalid)", n=n,
+                   mechanism=describe_source(None, eps0), certified=False,
+                   note=f"{NOT_VALID}; p = {p:.6g}")
 
 
 def stronger_clone_claimed_epsilon(eps0: float, n: int, delta: float | np.ndarray, *,
                                    p: float | None = None,
                                    tail_mass: float = DEFAULT_TAIL_MASS,
-                                   xtol: float = 1e-9) -> BaselineResult:
-    """``eps(delta)`` of the stronger clone claim by bisection. **NOT a valid bound**: emits a
+                                   xtol: float = 1e-9) -> Bound | list[Bound]:
+    """``eps(delta)`` of the stronger clone claim by one certified search
+    (:func:`amp.inversion.crossing`, relative tolerance ``xtol``). **NOT a valid bound**: emits a
     :class:`StrongerCloneWarning` and returns ``certified=False``."""
     warnings.warn(StrongerCloneWarning(NOT_VALID), stacklevel=2)
-    eps0 = _eps0_of(eps0)
+    eps0 = eps0_of(eps0)
     n = V.int_at_least("n", n, 1)
     p = _check_p(eps0, p)
+    xtol = V.positive_float("xtol", xtol, upper=0.5)
     targets, scalar = delta_targets(delta)
     q, w2, lr, w0 = _family(eps0, p)
 
@@ -114,12 +121,14 @@ def stronger_clone_claimed_epsilon(eps0: float, n: int, delta: float | np.ndarra
         lo, up = clone_family_delta(n, q, w2, lr, w0, np.array([e]), tail_mass)
         return float(lo[0]), float(up[0])
 
-    vals, los, his = [], [], []
-    for d in targets.ravel():
-        v, lo, hi, _ = invert_delta(fn, float(d), eps0, xtol=xtol)
-        vals.append(v), los.append(lo), his.append(hi)
-    return pack(scalar, targets.shape, np.array(vals), np.array(los), np.array(his),
-                "stronger clone (claimed, invalid) eps(delta)", False, f"{NOT_VALID}; p = {p:.6g}")
+    method = "stronger clone (claimed, invalid) eps(delta)"
+    found = [invert_delta(fn, float(d), eps0, rel_tol=xtol, method=method)
+             for d in targets.ravel()]
+    return results(scalar, "eps", targets, [f[0] for f in found], [f[1] for f in found],
+                   bound="stronger-clone", method=method, n=n,
+                   mechanism=describe_source(None, eps0), certified=False,
+                   note=f"{NOT_VALID}; p = {p:.6g}",
+                   details=[{"evaluations": f[2]} for f in found])
 
 
 def stronger_clone_p(P: object, x0: int, x1: int, others: Iterable[int] | None = None,

@@ -7,16 +7,31 @@ import numbers
 
 from amp.core.errors import ParameterError
 
+__all__ = ["MAX_EPS0", "show", "positive_float", "eps0_value", "int_at_least",
+           "probability_open"]
+
 #: Largest eps0 accepted: e**eps0 must stay far from float64 overflow (e**700 ~ 1e304) and
 #: the products e**(eps + eps0) used by the GPARV must be finite.
 MAX_EPS0 = 300.0
+
+
+def show(value: object) -> str:
+    """``repr`` of a user's value for an error message, with numpy scalars shown as plain
+    Python numbers (``1.1``, not ``np.float64(1.1)``)."""
+    item = getattr(value, "item", None)
+    if callable(item) and getattr(value, "shape", None) == ():
+        try:
+            value = item()
+        except (TypeError, ValueError):   # pragma: no cover - exotic scalar types
+            pass
+    return repr(value)
 
 
 def positive_float(name: str, value: object, *, allow_zero: bool = False,
                    upper: float | None = None) -> float:
     """Return ``value`` as a finite float > 0 (or >= 0), else raise :class:`ParameterError`."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ParameterError(f"{name} must be a real number, got {value!r}")
+        raise ParameterError(f"{name} must be a real number, got {show(value)}")
     x = float(value)
     if math.isnan(x) or math.isinf(x):
         raise ParameterError(f"{name} must be finite, got {x}")
@@ -38,13 +53,13 @@ def eps0_value(value: object, name: str = "eps0") -> float:
 def int_at_least(name: str, value: object, minimum: int) -> int:
     """Return ``value`` as an ``int >= minimum`` (integral floats accepted), else raise."""
     if isinstance(value, bool):
-        raise ParameterError(f"{name} must be an integer, got {value!r}")
+        raise ParameterError(f"{name} must be an integer, got {show(value)}")
     if isinstance(value, numbers.Integral):
         v = int(value)
     elif isinstance(value, numbers.Real) and float(value).is_integer():
         v = int(value)
     else:
-        raise ParameterError(f"{name} must be an integer, got {value!r}")
+        raise ParameterError(f"{name} must be an integer, got {show(value)}")
     if v < minimum:
         raise ParameterError(f"{name} must be >= {minimum}, got {v}")
     return v

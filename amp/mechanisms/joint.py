@@ -25,7 +25,7 @@ certified bound of the joint mechanism is the **maximum over all pair types**: e
 ``S`` of components where ``x`` and ``x'`` differ (and, for non-symmetric components, every
 choice of component pair / input). The paper's experiments use inputs that differ in every
 component; :meth:`JointMechanism.gparv_laws` returns all candidates so that the caller takes the
-maximum (see :func:`subset_deltas` for an exact comparison at small ``n``).
+maximum (see :func:`amp.oracles.joint_pairs.subset_deltas` for an exact comparison at small ``n``).
 
 Laws are combined atom by atom (outer products, merging coinciding atoms after each step) and
 never through the product matrix; ``c`` identical components are combined with the multinomial
@@ -43,14 +43,14 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
+from amp.core.validate import show
 from amp.core import validate as V
 from amp.core.errors import ParameterError
-from amp.delta.exact import delta_enumerate
 from amp.mechanisms.gparv import GPARV
 from amp.mechanisms.table1 import KRR, Mechanism
 
 __all__ = [
-    "JointMechanism", "JointPair", "joint_copies", "subset_deltas", "SubsetDelta",
+    "JointMechanism", "JointPair", "joint_copies",
     "example_6_0", "Example60", "MAX_CANDIDATES", "MAX_ATOMS", "MAX_MATRIX_ENTRIES",
 ]
 
@@ -271,7 +271,7 @@ class JointMechanism(Mechanism):
                                  "empty sequence")
         for i, c in enumerate(comps):
             if not isinstance(c, Mechanism):
-                raise ParameterError(f"component {i} must be a Mechanism, got {c!r}")
+                raise ParameterError(f"component {i} must be a Mechanism, got {show(c)}")
         self.components = comps
         self.eps0 = float(math.fsum(c.eps0 for c in comps))
         if self.eps0 > V.MAX_EPS0:
@@ -293,7 +293,7 @@ class JointMechanism(Mechanism):
         To split a total budget ``eps0`` as ``eps0/m`` per component use :func:`joint_copies`.
         """
         if not isinstance(mechanism, Mechanism):
-            raise ParameterError(f"mechanism must be a Mechanism, got {mechanism!r}")
+            raise ParameterError(f"mechanism must be a Mechanism, got {show(mechanism)}")
         m = V.int_at_least("m", m, 1)
         return cls([mechanism] * m)
 
@@ -386,7 +386,7 @@ class JointMechanism(Mechanism):
         """Theorem 5 laws (see :meth:`lower_pairs`); the lower bound is their maximum."""
         if pair is not None:
             raise ParameterError("JointMechanism.lower_laws uses joint inputs distinct in "
-                                 f"every component; pair must be None, got {pair!r}")
+                                 f"every component; pair must be None, got {show(pair)}")
         return _dedupe(jp.law for jp in self.lower_pairs(subsets))
 
     # ------------------------------------------------------------------ finite form
@@ -439,42 +439,11 @@ def joint_copies(make: Callable[..., Mechanism], m: int, eps0: float,
     m = V.int_at_least("m", m, 1)
     eps0 = V.eps0_value(eps0)
     if not callable(make):
-        raise ParameterError(f"make must be a mechanism class or factory, got {make!r}")
+        raise ParameterError(f"make must be a mechanism class or factory, got {show(make)}")
     comp = make(eps0=eps0 / m, **kwargs) if kwargs else make(eps0 / m)
     if not isinstance(comp, Mechanism):
-        raise ParameterError(f"make returned {comp!r}, not a Mechanism")
+        raise ParameterError(f"make returned {show(comp)}, not a Mechanism")
     return JointMechanism([comp] * m, name=f"{m}-joint {comp.name}" if m > 1 else None)
-
-
-# ---------------------------------------------------------------------------- worst pair
-@dataclass(frozen=True)
-class SubsetDelta:
-    """Exact blanket delta (Theorem 4, by enumeration) of one candidate pair type."""
-
-    differ: tuple[int, ...]
-    choice: tuple[int, ...]
-    delta: float
-    label: str
-
-
-def subset_deltas(mech: JointMechanism, n: int, eps: float,
-                  lower: bool = False) -> list[SubsetDelta]:
-    """Exact delta of every candidate pair type at small ``n``, largest first.
-
-    Uses :func:`amp.delta.exact.delta_enumerate` (so only small ``n``; for large ``n`` evaluate the
-    laws of :meth:`JointMechanism.pairs` with the certified engine and take the maximum).
-    ``lower=True`` evaluates the Theorem 5 pairs of :meth:`JointMechanism.lower_pairs`
-    (with ``subsets=True``) instead. The first entry is the worst pair type.
-    """
-    if not isinstance(mech, JointMechanism):
-        raise ParameterError(f"mech must be a JointMechanism, got {mech!r}")
-    n = V.int_at_least("n", n, 1)
-    eps = V.positive_float("eps", eps, allow_zero=True)
-    pairs = mech.lower_pairs(subsets=True) if lower else mech.pairs()
-    out = [SubsetDelta(jp.differ, jp.choice, delta_enumerate(jp.law, n, eps), jp.law.label)
-           for jp in pairs]
-    out.sort(key=lambda s: -s.delta)
-    return out
 
 
 # ---------------------------------------------------------------------------- Example 6.0

@@ -27,6 +27,7 @@ from functools import cached_property
 
 import numpy as np
 
+from amp.core.validate import show
 from amp.core import validate as V
 from amp.core.errors import ParameterError
 from amp.mechanisms.gparv import GPARV
@@ -62,7 +63,7 @@ def validate_matrix(P: object) -> np.ndarray:
     bad = np.flatnonzero(np.abs(sums - 1) > ROW_SUM_TOL)
     if bad.size:
         raise ParameterError(f"matrix rows must sum to 1 (to 1e-9); row {bad[0]} sums to "
-                             f"{sums[bad[0]]!r}")
+                             f"{show(sums[bad[0]])}")
     zero_cols = np.all(M == 0, axis=0)
     M = M[:, ~zero_cols]
     if np.any(M == 0):
@@ -101,7 +102,7 @@ def _inputs(M: np.ndarray, **xs: object) -> None:
         if isinstance(x, bool) or not isinstance(x, (int, np.integer)) \
                 or not 0 <= int(x) < M.shape[0]:
             raise ParameterError(f"{name} must be an input index in [0, {M.shape[0] - 1}], "
-                                 f"got {x!r}")
+                                 f"got {show(x)}")
 
 
 def pair_law_from_matrix(M: np.ndarray, x0: int, x1: int, eps0: float | None = None,
@@ -259,7 +260,7 @@ class KRR(Mechanism):
                           and 0 <= int(x) < self.k for x in pair) and pair[0] != pair[1])
             if not ok:
                 raise ParameterError(f"pair must be two distinct inputs in [0, {self.k - 1}], "
-                                     f"got {pair!r}")
+                                     f"got {show(pair)}")
         e0, p, k = math.exp(self.eps0), self.p, self.k
         # y ~ R(x2): y = x2 w.p. e0 p, y = x0 or x1 w.p. p each, another value w.p. (k-3) p
         return [GPARV([1 / e0, e0, 1.0, 1.0], [1 / e0, 1.0, e0, 1.0],

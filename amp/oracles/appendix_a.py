@@ -43,9 +43,10 @@ import numpy as np
 from scipy.special import gammaln
 from scipy.stats import binom
 
+from amp.core.validate import show
 from amp.core import validate as V
 from amp.core.errors import ParameterError
-from amp.delta.exact import _compositions
+from amp.backends.exact import compositions
 
 __all__ = [
     "blanket_parameters", "CountLaw", "dependent_law", "paper_literal_law",
@@ -178,7 +179,7 @@ def enumerate_blanket_counts(k: int, eps0: float, n: int) -> CountLaw:
         raise ParameterError(f"n must be <= 200 for the enumeration oracle, got {nn}")
     p, gam = blanket_parameters(kk, e0)
     probs = np.array([1 - gam, p, p, (kk - 2) * p])
-    C = _compositions(nn - 1, 4)
+    C = compositions(nn - 1, 4)
     keep = np.ones(C.shape[0], dtype=bool)
     if kk == 2:                                    # the "other value" category is empty
         keep = C[:, 3] == 0
@@ -263,7 +264,7 @@ def exact_delta(law: CountLaw, k: int, eps0: float, eps: float) -> float:
     ``p = 1/(e^eps0 + k - 1)``; needs a law that defines ``N`` (``law.joint``).
     """
     if law.joint is None:
-        raise ParameterError(f"law {law.name!r} does not define N; eq. (1) needs (N, N0, N1)")
+        raise ParameterError(f"law {show(law.name)} does not define N; eq. (1) needs (N, N0, N1)")
     e = V.positive_float("eps", eps, allow_zero=True, upper=700.0)
     p, _ = blanket_parameters(k, eps0)
     E, E0 = math.exp(e), math.exp(V.eps0_value(eps0))
@@ -325,7 +326,7 @@ class AppendixAReport:
 def appendix_a_report(k: int, eps0: float, n: int, eps: float, n_samples: int = 200_000,
                       seed: int = 0) -> AppendixAReport:
     """Build :class:`AppendixAReport` (simulation seeded; reference by exact enumeration)."""
-    from amp.delta.exact import delta_enumerate
+    from amp.backends.exact import delta_enumerate
     from amp.mechanisms.table1 import KRR
 
     kk, e0, nn = _check(k, eps0, n)

@@ -27,11 +27,14 @@ from typing import Sequence
 
 import numpy as np
 
+from amp.core.validate import show
 from amp.core import validate as V
 from amp.core.errors import ParameterError
-from amp.delta.exact import MAX_COMPOSITIONS, _compositions, n_compositions
-from amp.oracles.ground_truth import (MAX_HISTOGRAMS, _as_matrix, _check_cost, _eps_array, _hs,
-                           _histogram_dp, _Packing, n_histograms)
+from amp.backends.exact import MAX_COMPOSITIONS, compositions, n_compositions
+from amp.oracles.ground_truth import MAX_HISTOGRAMS, n_histograms
+from amp.oracles.ground_truth import Packing as _Packing, as_matrix as _as_matrix
+from amp.oracles.ground_truth import check_cost as _check_cost, eps_array as _eps_array
+from amp.oracles.ground_truth import histogram_dp as _histogram_dp, hs as _hs
 from amp.mechanisms.table1 import lower_law_from_matrix, matrix_eps0, validate_matrix
 
 __all__ = ["random_ldp_matrix", "noise_floor", "PairSpec", "EpsFinding", "ConjectureReport",
@@ -372,7 +375,7 @@ def constant_pair_curves(P: object, x0: int, x1: int, n: int, eps_values: Sequen
     eps, _ = _eps_array(eps_values)
     for name, x in (("x0", x0), ("x1", x1)):
         if isinstance(x, bool) or not isinstance(x, (int, np.integer)) or not 0 <= x < k:
-            raise ParameterError(f"{name} must be an input index in [0, {k - 1}], got {x!r}")
+            raise ParameterError(f"{name} must be an input index in [0, {k - 1}], got {show(x)}")
     if x0 == x1:
         raise ParameterError(f"x0 and x1 must differ, got {x0}")
     if x2_values is None:
@@ -382,7 +385,7 @@ def constant_pair_curves(P: object, x0: int, x1: int, n: int, eps_values: Sequen
         for x in x2s:
             if isinstance(x, bool) or not isinstance(x, (int, np.integer)) or not 0 <= x < k:
                 raise ParameterError(f"x2_values must hold input indices in [0, {k - 1}], "
-                                     f"got {x!r}")
+                                     f"got {show(x)}")
     out: dict[int, np.ndarray] = {}
     for x2 in x2s:
         law = lower_law_from_matrix(M, x0, x1, x2)
@@ -390,7 +393,7 @@ def constant_pair_curves(P: object, x0: int, x1: int, n: int, eps_values: Sequen
         if n_compositions(nn, K) > MAX_COMPOSITIONS:
             raise ParameterError(f"n={nn} with {K} atoms gives {n_compositions(nn, K)} count "
                                  f"vectors (max {MAX_COMPOSITIONS})")
-        C = _compositions(nn, K)
+        C = compositions(nn, K)
         w = np.exp(gammaln(nn + 1) - gammaln(C + 1).sum(axis=1) + C @ np.log(law.p))
         A, B = C @ law.a, C @ law.b
         vals = np.empty(eps.size)

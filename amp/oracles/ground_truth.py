@@ -37,12 +37,16 @@ import numpy as np
 
 from amp.core import validate as V
 from amp.core.errors import ParameterError
+from amp.core.result import Bound
+from amp.inversion import FunctionCurve, crossing
 from amp.mechanisms.table1 import matrix_eps0, validate_matrix
 
 __all__ = [
     "MAX_HISTOGRAMS", "n_histograms", "merge_proportional_columns", "histogram_law",
-    "hockey_stick", "ShuffledPair", "EpsilonForDelta", "shuffled_divergence",
-    "shuffled_delta", "epsilon_for_delta", "datasets_to_pair",
+    "hockey_stick", "ShuffledPair", "shuffled_divergence", "shuffled_delta",
+    "epsilon_for_delta", "datasets_to_pair",
+    # building blocks (used by amp.oracles.conjecture)
+    "as_matrix", "eps_array", "hs", "Packing", "check_cost", "histogram_dp",
 ]
 
 #: Largest number of output histograms (upper bound ``C(n+m-1, m-1)``) accepted.
@@ -92,7 +96,9 @@ def merge_proportional_columns(M: np.ndarray) -> np.ndarray:
     return out
 
 
-def _as_matrix(P: object, merge_columns: bool) -> np.ndarray:
+def as_matrix(P: object, merge_columns: bool) -> np.ndarray:
+    """Validated randomizer matrix (:func:`amp.mechanisms.validate_matrix`, eps0 at most
+    :data:`amp.core.validate.MAX_EPS0`), with proportional columns merged if asked."""
     M = validate_matrix(P)
     e0 = matrix_eps0(M)
     if e0 > V.MAX_EPS0:
@@ -109,7 +115,7 @@ def _input_index(name: str, value: object, n_inputs: int) -> int:
     return v
 
 
-def _eps_array(eps: object) -> tuple[np.ndarray, bool]:
+def eps_array(eps: object) -> tuple[np.ndarray, bool]:
     """Validate ``eps`` (scalar or array, finite, >= 0); return (1-D array, was_scalar)."""
     try:
         arr = np.asarray(eps, dtype=float)
@@ -152,12 +158,12 @@ def hockey_stick(p: object, q: object, eps: object) -> float | np.ndarray:
             raise ParameterError(f"{name} must be a probability vector, got {a!r}")
     if pa.shape != qa.shape:
         raise ParameterError(f"p and q must have equal length, got {pa.size} and {qa.size}")
-    e, scalar = _eps_array(eps)
-    out = _hs(pa, qa, e)
+    e, scalar = eps_array(eps)
+    out = hs(pa, qa, e)
     return float(out[0]) if scalar else out
 
 
-def _hs(p: np.ndarray, q: np.ndarray, eps: np.ndarray) -> np.ndarray:
+def hs(p: np.ndarray, q: np.ndarray, eps: np.ndarray) -> np.ndarray:
     """``sum (p - e^eps q)_+`` for each eps (chunked to bound memory)."""
     ee = np.exp(eps)
     out = np.empty(ee.size)
@@ -170,7 +176,7 @@ def _hs(p: np.ndarray, q: np.ndarray, eps: np.ndarray) -> np.ndarray:
 
 # ---------------------------------------------------------------------------- histogram DP
 @dataclass(frozen=True)
-class _Packing:
+class Packing:
     """Packing of count vectors (entries <= n) into ``words`` int64 words, base ``n + 1``."""
 
     m: int
@@ -182,7 +188,7 @@ class _Packing:
         return -(-self.m // self.per_word)
 
     @classmethod
-    def for_(cls, n: int, m: int) -> "_Packing":
+    def for_(cls, n: int, m: int) -> "Packing":
         base = n + 1
         per_word = max(1, int(62 // math.log2(base))) if base > 1 else m
         while base ** per_word >= 2 ** 62:     # guard against log rounding
@@ -216,7 +222,9 @@ def _merge_keys(keys: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.n
     return uk, out
 
 
-def _check_cost(n: int, m: int) -> None:
+def check_cost(n: int, m: int) -> None:
+    """Raise :class:`ParameterError` when ``n`` users over ``m`` outputs exceed
+    :data:`MAX_HISTOGRAMS` histograms or :data:`MAX_WORK` keys per step."""
     h = n_histograms(n, m)
     if h > MAX_HISTOGRAMS:
         raise ParameterError(f"exact shuffled divergence too large: n={n} users over {m} "
@@ -226,7 +234,7 @@ def _check_cost(n: int, m: int) -> None:
                              f"outputs need {h * m} keys per step (max {MAX_WORK})")
 
 
-def _histogram_dp(M: np.ndarray, inputs: Sequence[int], pack: _Packing,
+def histogram_dp(M: np.ndarray, inputs: Sequence[int], pack: Packing,
                   last_rows: Sequence[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Exact law of the histogram of independent draws ``y_i ~ M[inputs[i]]``.
 
@@ -269,41 +277,17 @@ def histogram_law(P: object, inputs: Sequence[int], *,
     probs : numpy.ndarray
         Their probabilities (summing to 1 up to rounding).
     """
-    M = _as_matrix(P, merge_columns)
+    M = as_matrix(P, merge_columns)
     xs = [_input_index(f"inputs[{i}]", x, M.shape[0]) for i, x in enumerate(inputs)]
     if not xs:
         raise ParameterError("inputs must contain at least one user")
-    _check_cost(len(xs), M.shape[1])
-    pack = _Packing.for_(len(xs), M.shape[1])
-    keys, probs = _histogram_dp(M, xs, pack)
+    check_cost(len(xs), M.shape[1])
+    pack = Packing.for_(len(xs), M.shape[1])
+    keys, probs = histogram_dp(M, xs, pack)
     return pack.decode(keys), probs
 
 
 # ---------------------------------------------------------------------------- the pair
-@dataclass(frozen=True)
-class EpsilonForDelta:
-    """Result of :meth:`ShuffledPair.epsilon_for_delta`.
-
-    Attributes
-    ----------
-    eps : float
-        The conservative answer, equal to ``upper``: the divergence at ``eps`` is ``<= delta``.
-    lower, upper : float
-        Bracket of the exact smallest eps: ``D(lower) > delta >= D(upper)`` (``lower = upper
-        = 0`` when already ``D(0) <= delta``); ``upper - lower <= tol``.
-    delta : float
-        The target.
-    divergence_at_upper : float
-        ``D(upper)`` (``<= delta``).
-    """
-
-    eps: float
-    lower: float
-    upper: float
-    delta: float
-    divergence_at_upper: float
-
-
 @dataclass(frozen=True)
 class ShuffledPair:
     """Exact laws of ``S(R^n(X0))`` and ``S(R^n(X1))`` for one neighbouring pair.
@@ -340,7 +324,7 @@ class ShuffledPair:
         merge_columns : bool
             Merge proportional output columns first (exact; default True).
         """
-        M = _as_matrix(P, merge_columns)
+        M = as_matrix(P, merge_columns)
         k = M.shape[0]
         a = _input_index("x0", x0, k)
         b = _input_index("x1", x1, k)
@@ -362,9 +346,9 @@ class ShuffledPair:
                 raise ParameterError(f"n must equal len(others) + 1 = {len(zs) + 1}, got {n}")
         zs = tuple(sorted(zs))
         nn = len(zs) + 1
-        _check_cost(nn, M.shape[1])
-        pack = _Packing.for_(nn, M.shape[1])
-        keys, probs = _histogram_dp(M, zs, pack, last_rows=(a, b))
+        check_cost(nn, M.shape[1])
+        pack = Packing.for_(nn, M.shape[1])
+        keys, probs = histogram_dp(M, zs, pack, last_rows=(a, b))
         return cls(a, b, zs, probs[0], probs[1], pack.decode(keys))
 
     @property
@@ -394,13 +378,13 @@ class ShuffledPair:
         """
         if direction not in _DIRECTIONS:
             raise ParameterError(f"direction must be one of {_DIRECTIONS}, got {direction!r}")
-        e, scalar = _eps_array(eps)
+        e, scalar = eps_array(eps)
         if direction == "forward":
-            out = _hs(self.p0, self.p1, e)
+            out = hs(self.p0, self.p1, e)
         elif direction == "reverse":
-            out = _hs(self.p1, self.p0, e)
+            out = hs(self.p1, self.p0, e)
         else:
-            out = np.maximum(_hs(self.p0, self.p1, e), _hs(self.p1, self.p0, e))
+            out = np.maximum(hs(self.p0, self.p1, e), hs(self.p1, self.p0, e))
         return float(out[0]) if scalar else out
 
     def max_eps(self, direction: Direction = "max") -> float:
@@ -413,12 +397,13 @@ class ShuffledPair:
         return max(0.0, val)
 
     def epsilon_for_delta(self, delta: float, direction: Direction = "max",
-                          tol: float = 1e-9) -> EpsilonForDelta:
-        """Smallest ``eps >= 0`` with ``D_{e^eps} <= delta``, by bisection (conservative).
+                          tol: float = 1e-9) -> Bound:
+        """Smallest ``eps >= 0`` with ``D_{e^eps} <= delta``: one search
+        (:func:`amp.inversion.crossing`), conservative.
 
-        ``D`` is continuous and non-increasing in eps, zero from :meth:`max_eps` on. The
-        bisection keeps ``D(lower) > delta >= D(upper)`` and stops when
-        ``upper - lower <= tol``; the returned ``eps`` is ``upper``.
+        ``D`` is continuous and non-increasing in eps, zero from :meth:`max_eps` on. The search
+        keeps ``D(lower) > delta >= D(upper)`` and stops when ``upper - lower <= tol``
+        (``lower = upper = 0`` when already ``D(0) <= delta``).
 
         Parameters
         ----------
@@ -427,23 +412,50 @@ class ShuffledPair:
         direction : {"forward", "reverse", "max"}
             Which divergence (default the max of both directions).
         tol : float
-            Bracket width, ``> 0``.
+            Bracket width (absolute), ``> 0``.
+
+        Returns
+        -------
+        Bound
+            ``quantity="eps"``, ``bound="ground-truth"``, ``[lower, upper]`` as above and
+            ``value = upper``; ``details`` holds ``direction``, ``divergence_at_upper``
+            (``D(upper) <= delta``) and the number of ``evaluations``.
         """
         d = V.probability_open("delta", delta)
         t = V.positive_float("tol", tol)
-        d0 = self.divergence(0.0, direction)
+        if direction not in _DIRECTIONS:
+            raise ParameterError(f"direction must be one of {_DIRECTIONS}, got {direction!r}")
+
+        def div(e: float) -> float:
+            return float(self.divergence(e, direction))
+
+        def bracket(e: float) -> tuple[float, float]:
+            v = div(e)
+            # crossing's estimate is log(sqrt(lower * upper)), which underflows below ~1e-154:
+            # the lower end 0 is also valid (it only matters for targets below ~1e-154)
+            return (v if v * v > 0 else 0.0), v
+
+        d0 = div(0.0)
         if d0 <= d:
-            return EpsilonForDelta(0.0, 0.0, 0.0, d, float(d0))
-        lo, hi = 0.0, self.max_eps(direction) * (1 + 1e-12) + 1e-15
-        while self.divergence(hi, direction) > d:   # float noise at max_eps: widen
+            return self._eps_bound(0.0, 0.0, d, direction, d0, 1)
+        hi = self.max_eps(direction) * (1 + 1e-12) + 1e-15
+        while div(hi) > d:                            # float noise at max_eps: widen
             hi = 2 * hi + 1e-12
-        while hi - lo > t:
-            mid = 0.5 * (lo + hi)
-            if self.divergence(mid, direction) <= d:
-                hi = mid
-            else:
-                lo = mid
-        return EpsilonForDelta(hi, lo, hi, d, float(self.divergence(hi, direction)))
+        # relative width tol / hi at the scale max(lo, hi) <= hi gives upper - lower <= tol
+        c = crossing(FunctionCurve(bracket, "histogram enumeration"), d, 0.0, hi,
+                     decreasing=True, rel_tol=t / hi, good_end_known=True, bad_end_known=True,
+                     max_evaluations=400)
+        return self._eps_bound(c.lo, c.hi, d, direction, div(c.hi), c.evaluations + 2)
+
+    def _eps_bound(self, lo: float, hi: float, delta: float, direction: str, at_hi: float,
+                   evaluations: int) -> Bound:
+        label = (f"shuffled pair x0={self.x0}, x1={self.x1}, others={self.others}"
+                 if len(self.others) <= 8 else
+                 f"shuffled pair x0={self.x0}, x1={self.x1}, {len(self.others)} others")
+        return Bound("eps", lo, hi, "ground-truth", "histogram enumeration", self.n, label,
+                     {"delta": delta}, details={"direction": direction,
+                                                "divergence_at_upper": at_hi,
+                                                "evaluations": evaluations})
 
 
 # ---------------------------------------------------------------------------- functions
@@ -507,8 +519,9 @@ def shuffled_delta(P: object, X0: Sequence[int], X1: Sequence[int], eps: object,
 
 
 def epsilon_for_delta(P: object, X0: Sequence[int], X1: Sequence[int], delta: float, *,
-                      direction: Direction = "max", tol: float = 1e-9) -> EpsilonForDelta:
-    """Smallest eps with exact shuffled divergence ``<= delta`` (bisection, conservative).
+                      direction: Direction = "max", tol: float = 1e-9) -> Bound:
+    """Smallest eps with exact shuffled divergence ``<= delta`` (one search, conservative):
+    a :class:`~amp.core.result.Bound` of quantity ``"eps"``, ``value = upper``.
 
     See :meth:`ShuffledPair.epsilon_for_delta`; ``direction="max"`` (default) gives the eps
     of the pair in both directions, i.e. the pair is ``(eps, delta)``-indistinguishable.

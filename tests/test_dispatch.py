@@ -9,9 +9,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from amp.delta.dispatch import delta_bracket
+from amp.backends.dispatch import delta_bracket
 from amp.core.errors import NumericalError, ParameterError
-from amp.delta.exact import delta_enumerate
+from amp.backends.exact import delta_enumerate
 from amp.mechanisms.gparv import GPARV
 from amp.mechanisms import (BLH, KRR, OLH, OUE, RAPPOR, HadamardResponse, MatrixMechanism,
                             lower_law_from_matrix, pair_law_from_matrix)
@@ -94,7 +94,7 @@ def test_forced_methods():
 
 
 def test_chernoff_shortcut_is_an_upper_bound():
-    from amp.delta.dispatch import chernoff_upper
+    from amp.backends.dispatch import chernoff_upper
     law = KRR(1.0, k=4).gparv()
     for n in (2, 5, 20):
         for eps in (0.1, 0.5, 0.9):

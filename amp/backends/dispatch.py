@@ -1,0 +1,262 @@
+"""The one dispatcher: certified ``delta(eps) = E[(G_1 + ... + G_n)_+] / n`` for one law.
+
+:class:`LawDelta` holds one GPARV law (Theorem 4's blanket law of a pair, or Theorem 5's
+variable) and ``n``. For each ``eps`` it computes the float atoms, their rounding noise and the
+atoms' floating-point floor once, settles the question with a shortcut when it can, and
+otherwise picks one backend:
+
+``zero``
+    ``G <= 0`` surely (``eps >= log max a/b``): ``delta = 0`` exactly; or every positive atom is
+    rounding noise around 0, and ``delta <= sum p noise``.
+``first-moment`` (auto)
+    ``(sum G_i)_+ <= sum (G_i)_+`` gives ``delta <= E[G_+]``; used when already ``<= abs_tol``.
+``chernoff`` (auto)
+    ``x_+ <= e^(theta x - 1) / theta`` gives ``delta <= M(theta)^n / (e theta n)``
+    (:func:`amp.core.tails.chernoff_upper`); used when ``<= abs_tol``.
+``structured``
+    Laws with the Table 1 shape: exact count sums with proven tail bounds
+    (:mod:`amp.backends.structured`); its eps-free tables are built once per :class:`LawDelta` and
+    reused for every ``eps``.
+``exact``
+    Multinomial enumeration (:mod:`amp.backends.exact`) when it is small (or as the fallback when
+    the FFT cannot certify).
+``exact-blanket-count``
+    Conditioning on the number of blanket users (:mod:`amp.backends.blanket_count`) when
+    ``n * gamma`` is small (extreme ``eps0``).
+``fft``
+    The certified tilted-lattice FFT (:mod:`amp.backends.fft`), any law and any ``n``.
+
+The enumeration backends evaluate the float atoms exactly; their brackets are widened here by
+the atoms' distance to the exact ones (:func:`amp.core.floats.widen`). The FFT carries that
+distance in its rounding slack and the structured path in its own accounting, so every returned
+bracket is certified for the exact law. ``details["floor"]`` records the absolute width that this widening alone adds (no
+computation can make a bracket narrower).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import Iterable
+
+import numpy as np
+
+from amp.core.validate import show
+from amp.core import validate as V
+from amp.core.errors import NumericalError, ParameterError
+from amp.core.floats import TINY, U, atom_floor, widen
+from amp.core.result import Bound
+from amp.core.saddle import saddle_log_delta
+from amp.core.tails import chernoff_upper
+from amp.backends.blanket_count import blanket_count_delta
+from amp.backends.exact import delta_enumerate, n_compositions
+from amp.backends.fft import DEFAULT_MAX_POINTS, fft_delta
+from amp.backends.structured import StructuredBackend, supports
+from amp.mechanisms.gparv import GPARV
+
+__all__ = ["LawDelta", "delta_bracket", "METHODS", "DEFAULT_REL_TOL", "DEFAULT_ABS_TOL",
+           "DEFAULT_MAX_POINTS"]
+
+DEFAULT_REL_TOL = 2e-3               # relative width of a certified delta bracket
+DEFAULT_ABS_TOL = 1e-16              # brackets with upper - lower below this are accepted
+EXACT_MAX_COMPOSITIONS = 20_000      # enumeration is used below this many count vectors
+EXACT_FALLBACK_COMPOSITIONS = 2_000_000  # ... and as a fallback when the FFT cannot certify
+STRUCTURED_MIN_REL_TOL = 2e-3        # the structured path aims at `goal`, refuses above this
+METHODS = ("auto", "structured", "fft", "exact")
+
+
+class LawDelta:
+    """Certified ``delta(eps)`` of one law for ``n`` users; build once, evaluate at many ``eps``.
+
+    Parameters
+    ----------
+    law : GPARV
+        Law of the GPARV (Theorem 4) or of Theorem 5's variable.
+    n : int
+        Number of users, ``>= 1``.
+    method : {"auto", "structured", "fft", "exact"}
+        ``auto`` (default) uses the shortcuts, then the structured path for laws with the
+        Table 1 shape, enumeration when small, the blanket-count path at extreme ``eps0``,
+        otherwise the FFT; the result's ``method`` says which ran. Forcing ``structured`` on a
+        law without that shape raises :class:`ParameterError`.
+    max_points : int
+        Largest FFT length before :class:`NumericalError` is raised.
+    """
+
+    def __init__(self, law: GPARV, n: int, method: str = "auto",
+                 max_points: int = DEFAULT_MAX_POINTS):
+        if not isinstance(law, GPARV):
+            raise ParameterError(f"law must be a GPARV (e.g. mechanism.gparv()), got "
+                                 f"{type(law).__name__}")
+        self.law = law
+        self.n = V.int_at_least("n", n, 1)
+        if method not in METHODS:
+            raise ParameterError(f"method must be one of {', '.join(METHODS)}, got {show(method)}")
+        self.method = method
+        self.max_points = V.int_at_least("max_points", max_points, 16)
+        self._structured: StructuredBackend | None = None
+        if method in ("auto", "structured") and self.n > 1:
+            if supports(law):
+                self._structured = StructuredBackend(law, self.n)
+            elif method == "structured":
+                raise ParameterError(
+                    "method='structured' needs a law whose blanket atoms are (1,1), (E,1), "
+                    "(1,E), (E,E) for one E (Table 1 mechanisms and their finite forms); this "
+                    "law is not")
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def max_eps(self) -> float:
+        """Smallest ``eps`` from which ``delta = 0`` exactly (``log max a/b``; ``inf`` if none)."""
+        return self.law.max_eps()
+
+    @property
+    def structured(self) -> bool:
+        """True when the structured exact path serves this law."""
+        return self._structured is not None
+
+    # ------------------------------------------------------------------ evaluation
+    def delta(self, eps: float, *, rel_tol: float = DEFAULT_REL_TOL, goal: float | None = None,
+              abs_tol: float = DEFAULT_ABS_TOL) -> Bound:
+        """Certified ``[lower, upper]`` of ``delta(eps)``.
+
+        ``rel_tol``: largest relative width accepted (else :class:`NumericalError`), unless
+        ``upper - lower <= abs_tol`` (deltas far below any practical target) or the width is
+        the atoms' floating-point floor. ``goal``: the width aimed at by the structured path
+        (default ``min(rel_tol, 1e-6)``; other backends stop as soon as ``rel_tol`` is met).
+        """
+        eps = V.positive_float("eps", eps, allow_zero=True)
+        rel_tol = V.positive_float("rel_tol", rel_tol, upper=0.5)
+        abs_tol = V.positive_float("abs_tol", abs_tol, allow_zero=True)
+        return self._delta(eps, rel_tol, goal, abs_tol)
+
+    def delta_for_search(self, eps: float, tol: float, abs_tol: float) -> Bound:
+        """A bracket aimed at relative width ``tol``, for the eps search (:mod:`amp.inversion`):
+        the structured path aims at ``tol`` and accepts up to ``max(tol, 2e-3)``; the others
+        are asked for ``tol`` itself."""
+        if self._structured is not None:
+            return self._delta(eps, max(tol, STRUCTURED_MIN_REL_TOL), tol, abs_tol)
+        return self._delta(eps, tol, None, abs_tol)
+
+    def search_tol(self, rel_tol: float) -> float | None:
+        """The delta width an eps search at ``rel_tol`` should ask for when narrow brackets
+        are cheap here (structured path: ``rel_tol`` itself, within ``[1e-6, 2e-3]``: the
+        crossing is then located to ``~ rel_tol / slope``, far inside the eps bracket);
+        ``None`` when they are not (FFT), so the search widens them while it locates it."""
+        if self._structured is not None:
+            return min(STRUCTURED_MIN_REL_TOL, max(1e-6, rel_tol))
+        return None
+
+    def estimate_log_delta(self, eps: float) -> float:
+        """Uncertified saddle-point (Bahadur-Rao) estimate of ``log delta(eps)``; a starting
+        point for searches, never a bound (``-inf`` when ``delta(eps) = 0``)."""
+        if self._structured is not None:
+            return self._structured.estimate_log_delta(eps)
+        g, p = self.law.atoms(eps)
+        keep = p > 0
+        g, p = g[keep], p[keep]
+        if g.max() <= 0:
+            return -math.inf
+        if float(np.dot(g, p)) >= -1e-9 * float(np.dot(p, np.abs(g))):
+            sd = math.sqrt(float(np.dot(p, g * g)))
+            return math.log(sd / math.sqrt(2 * math.pi * self.n))
+        return saddle_log_delta(g, p, self.n)
+
+    def _delta(self, eps: float, rel_tol: float, goal: float | None, abs_tol: float) -> Bound:
+        law, n, method = self.law, self.n, self.method
+        g, p = law.atoms(eps)
+        # per-atom magnitude |a| + e^eps |b|: g = a - e^eps b carries an absolute error
+        # <= ~4 u * magnitude (inputs a, b within 2 u relative of the exact ratios)
+        mag = law.a + math.exp(eps) * law.b
+        if law.off_mass > 0:
+            mag = np.append(mag, 0.0)
+        noise = 16 * U * mag
+        if np.all(g + noise <= 0):
+            return self._bound(eps, 0.0, 0.0, "zero", 0.0)
+        # the exact atoms are within `noise` of g: paths that evaluate the float atoms exactly
+        # are widened by `widen` (a relative 32u on the atoms, absolute noise where they cancel)
+        floor = atom_floor(g, p, noise)
+        rho, gpos, absn = floor
+        floor_width = 2 * (2.01 * rho * gpos + absn)
+        if np.all(g <= noise):
+            # every positive atom is floating-point noise around 0 (eps = log max a/b): the
+            # exact atoms are <= noise, so E[S_+]/n <= E[G_+] <= sum p noise over atoms near 0
+            return self._bound(eps, 0.0, float(np.dot(p, noise * (g > -noise))), "zero",
+                               floor_width)
+        # (sum G_i)_+ <= sum (G_i)_+, so delta <= E[G_+]: a certified bound that needs no FFT
+        ch = math.inf
+        if method == "auto":
+            first_moment = math.fsum(p * np.maximum(g + noise, 0.0)) * (1 + 1e-12)
+            if first_moment <= abs_tol:
+                return self._bound(eps, 0.0, first_moment, "first-moment", floor_width)
+            if n > 1 and abs_tol > 0:
+                ch = chernoff_upper(g, p, n, noise)
+                if ch <= abs_tol:
+                    return self._bound(eps, 0.0, ch, "chernoff", floor_width)
+        if self._structured is not None:
+            try:
+                # the structured path certifies the exact atoms itself (its own floor); the
+                # Chernoff bound, when computed, is another certified upper end: keep the less
+                r = self._structured.delta(eps, rel_tol=rel_tol, goal=goal, abs_tol=abs_tol,
+                                           chernoff=method != "auto")
+                return replace(r, upper=max(ch, r.lower)) if ch < r.upper else r
+            except (NumericalError, ArithmeticError, ValueError, MemoryError):
+                if method == "structured":
+                    raise
+                # auto: fall through to the generic certified paths below
+        k = int(np.count_nonzero(p > 0))
+        if method == "exact" or (method == "auto" and (
+                n == 1 or n_compositions(n, k) <= EXACT_MAX_COMPOSITIONS)):
+            return self._exact(eps, g, p, floor, floor_width)
+        if method == "auto":
+            small = blanket_count_delta(law, n, eps)
+            if small is not None:
+                lo, up = widen(small.lower, small.upper, floor)
+                return replace(small, lower=lo, upper=up, details={"floor": floor_width})
+        try:
+            r = fft_delta(g, p, n, eps, rel_tol, self.max_points, law.label, abs_tol, mag)
+        except NumericalError:
+            if method == "auto" and n_compositions(n, k) <= EXACT_FALLBACK_COMPOSITIONS:
+                return self._exact(eps, g, p, floor, floor_width)
+            raise
+        # the FFT's mean-preserving rounding already carries the atoms' noise as slack
+        # (amp.backends.fft, step 1), so its bracket is certified for the exact atoms as it is
+        return replace(r, details={**r.details, "floor": floor_width})
+
+    def _exact(self, eps, g, p, floor, floor_width) -> Bound:
+        if self.n == 1:
+            v = math.fsum(p * np.maximum(g, 0.0))
+        else:
+            v = delta_enumerate(self.law, self.n, eps)
+        # enumeration sums positive terms with log-space weights: relative error << 1e-10
+        lo, up = widen(v * (1 - 1e-10), v * (1 + 1e-10), floor)
+        return self._bound(eps, lo, max(up, TINY), "exact", floor_width)
+
+    def _bound(self, eps: float, lower: float, upper: float, method: str,
+               floor_width: float) -> Bound:
+        return Bound("delta", lower, upper, "upper", method, self.n, self.law.label,
+                     {"eps": eps}, details={"floor": floor_width})
+
+
+def delta_bracket(law: GPARV, n: int, eps: float | Iterable[float], *,
+                  rel_tol: float = DEFAULT_REL_TOL, method: str = "auto",
+                  max_points: int = DEFAULT_MAX_POINTS,
+                  abs_tol: float = DEFAULT_ABS_TOL) -> Bound | list[Bound]:
+    """Certified ``[lower, upper]`` of ``E[(G_1 + ... + G_n)_+] / n`` for ``law`` at ``eps``
+    (Theorem 4 for a blanket law, Theorem 5 for a lower law): :meth:`LawDelta.delta`.
+
+    A scalar ``eps`` gives one :class:`~amp.core.result.Bound`; an iterable gives a list (the
+    law's tables are built once and reused).
+    """
+    ev = LawDelta(law, n, method, max_points)
+    if np.ndim(eps) == 0:
+        return ev.delta(eps, rel_tol=rel_tol, abs_tol=abs_tol)
+    return [ev.delta(e, rel_tol=rel_tol, abs_tol=abs_tol) for e in _eps_list(eps)]
+
+
+def _eps_list(eps: Iterable[float]) -> list[float]:
+    try:
+        return [float(e) for e in np.asarray(list(eps), dtype=float).ravel()]
+    except (TypeError, ValueError):
+        raise ParameterError(f"eps must be a number or a sequence of numbers, got {show(eps)}") \
+            from None

@@ -1,0 +1,166 @@
+"""Nuisance tables: the cumulative law of ``V_m`` with certified lookups, and the exact tables.
+
+Implements the *band* lookups and the ``exact`` nuisance tables of :mod:`amp.backends.structured`.
+A :class:`Table` holds, on sorted atoms ``v_k`` of ``V_m``, ``F[i] = sum_{k < i} p_k`` and
+``G[i] = sum_{k < i} (v_k - vc) p_k``, so ``g_m(c) = E[(c - beta V_m)_+]`` is one lookup
+(summation by parts: no cancellation).  Certified error terms of a lookup
+(:meth:`Table.lookup`): the relative error ``rel`` of every tabulated mass (plus an absolute
+``abs_p`` per lattice point, :mod:`.lattice`), the rounding of the two-level cumulative sums,
+the rounding of ``c`` (``h`` is ``F``-Lipschitz in ``c``), mass that may be double counted
+(``alias``, subtracted from the lower end) and mass outside the table (``out``, ``c_+ out``
+added to the upper end).
+
+:func:`exact_table` (small ``n``): the exact atoms ``o + E z`` of ``V_m``, ``Z ~ Bin(m, qZ)``
+(Boost pmf) and ``O | Z = z ~ Bin(m - z, kappa)`` (:func:`.binomial.binom_rows`), on Chernoff
+windows; no approximation, the Chernoff mass outside the ``(o, z)`` window is an error term.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from amp.core.floats import U
+from amp.core.tails import binom_window
+from amp.backends.structured.binomial import binom_rows, pmf
+from amp.backends.structured.nuisance import Nuisance
+
+__all__ = ["Table", "cumulate", "exact_grid", "exact_table"]
+
+
+# ----------------------------------------------------------------------------- cumulative sums
+_CHUNK = 1024
+
+
+def _cumsum(x: np.ndarray) -> np.ndarray:
+    """Two-level cumulative sum: error <= (CHUNK + len/CHUNK + 2) u sum|x_k| (prefix)."""
+    n = x.size
+    pad = (-n) % _CHUNK
+    xp = np.concatenate([x, np.zeros(pad)]).reshape(-1, _CHUNK)
+    inner = np.cumsum(xp, axis=1)
+    off = np.zeros(inner.shape[0])
+    off[1:] = np.cumsum(inner[:-1, -1])
+    return (inner + off[:, None]).ravel()[:n]
+
+
+def _cum_rel(n: int) -> float:
+    """Relative error bound of :func:`_cumsum` over ``n`` terms (with a margin)."""
+    return (_CHUNK + n / _CHUNK + 4) * U
+
+
+def cumulate(vals: np.ndarray, p: np.ndarray, vc: float) -> tuple[np.ndarray, np.ndarray]:
+    """``F[i] = sum_{k < i} p_k`` and ``G[i] = sum_{k < i} (v_k - vc) p_k`` (:class:`Table`)."""
+    F = np.zeros(p.size + 1)
+    G = np.zeros(p.size + 1)
+    F[1:] = _cumsum(p)
+    G[1:] = _cumsum((vals - vc) * p)
+    return F, G
+
+
+# ----------------------------------------------------------------------------- tables
+@dataclass
+class Table:
+    """Cumulative law of a nuisance variable on sorted atoms ``vals`` (V units).
+
+    ``F[i] = sum_{k < i} p_k`` and ``G[i] = sum_{k < i} (v_k - vc) p_k`` (``i = 0..len``), so that
+    ``E[(c - beta V)_+] = (c - beta vc) F[i] - beta G[i]`` with ``i = #{v_k <= c / beta}``.
+    Errors: each tabulated mass is within ``rel * p + abs_p`` of the truth (``abs_p`` only for
+    lattices); ``alias`` mass may be double counted (lower end subtracts it); ``out`` mass lies
+    outside the table (upper end adds ``c * out``).
+    """
+
+    vals: np.ndarray | None      # None for a lattice: v_k = (origin + k) / K
+    F: np.ndarray
+    G: np.ndarray
+    vc: float
+    rel: float
+    abs_p: float
+    alias: float
+    out: float
+    origin: int = 0
+    K: int = 1
+    size: int = 0
+    pmax: float = 1.0            # sup of the point masses (lattice smoothing)
+    span: float = 0.0            # max |v - vc| over the atoms
+
+    def index(self, cb: np.ndarray) -> np.ndarray:
+        """Number of atoms ``<= cb`` (``cb = c / beta``, V units)."""
+        if self.vals is None:
+            i = np.floor(cb * self.K) - self.origin + 1
+            return np.clip(i, 0, self.size).astype(np.int64)
+        return np.searchsorted(self.vals, cb, side="right")
+
+    def lookup(self, c: np.ndarray, c_err: np.ndarray, beta: float
+               ) -> tuple[np.ndarray, np.ndarray]:
+        """Certified ``(lower, upper)`` of ``E[(c* - beta V)_+]`` for every ``c*`` within
+        ``c_err`` of ``c`` (``beta > 0``)."""
+        cb = c / beta
+        i = self.index(cb)
+        F, G = self.F[i], self.G[i]
+        cc = c - beta * self.vc
+        h = cc * F - beta * G
+        # h is F-Lipschitz in c: perturbations of c (and of the index) cost <= F(c + r) r
+        rad = c_err + 8 * U * np.abs(c)
+        i_hi = self.index((c + rad) / beta + 4 * U * np.abs(cb))
+        Fab = F + 2 * i * self.abs_p                     # >= sum of |tabulated masses|
+        err = (_cum_rel(self.size) + 4 * U) * (np.abs(cc) + beta * self.span) * Fab \
+            + 4 * U * np.abs(h) + self.F[i_hi] * rad
+        hu = h * (1 + self.rel) + err
+        hl = h * (1 - self.rel) - err
+        if self.abs_p > 0:
+            # sum_{k < i} (c - beta v_k) abs_p with v_k = (origin + k)/K
+            v0 = self.origin / self.K
+            s = i_hi * (c + rad - beta * v0) - beta * (i_hi * (i_hi - 1) / 2.0) / self.K
+            hu = hu + self.abs_p * np.maximum(s, 0.0)
+            hl = hl - self.abs_p * np.maximum(s, 0.0)
+        v_lo = (self.origin / self.K) if self.vals is None else (
+            float(self.vals[0]) if self.size else 0.0)
+        hl = hl - self.alias * np.maximum(c - beta * v_lo, 0.0)
+        hu = hu + self.out * np.maximum(c + rad, 0.0)
+        return np.maximum(hl, 0.0), np.maximum(hu, 0.0)
+
+
+# ----------------------------------------------------------------------------- exact tables
+def exact_grid(nu: Nuisance, m: int, log_tau: float):
+    """Masses ``P(O = o, Z = z)`` of ``m`` nuisance users on a Chernoff window, as
+    ``(values o + E z, masses, outside mass bound, cells, rel)``: ``Z ~ Bin(m, qZ)`` (Boost
+    pmf), ``O | Z = z ~ Bin(m - z, kappa)`` rows from :func:`binom_rows`; the masses carry a
+    relative error ``<= rel``, the rows' tiny cells an absolute one (added to the outside mass)."""
+    if m <= 0:
+        return np.zeros(1), np.ones(1), 0.0, 1, 0.0
+    out = 0.0
+    if nu.qZ > 0:
+        z_lo, z_hi, a1, a2 = binom_window(m, nu.qZ, log_tau)
+        out += math.exp(a1) + math.exp(a2)
+    else:
+        z_lo = z_hi = 0
+    if nu.qO > 0:
+        o_lo, o_hi, a1, a2 = binom_window(m, nu.qO, log_tau)
+        out += math.exp(a1) + math.exp(a2)
+    else:
+        o_lo = o_hi = 0
+    zs = np.arange(z_lo, z_hi + 1)
+    os_ = np.arange(o_lo, o_hi + 1)
+    pz = pmf(zs, m, nu.qZ) if nu.qZ > 0 else np.ones(1)
+    po, rel, sabs = binom_rows(m - zs, o_lo, o_hi, nu.kappa)
+    out += sabs                           # sum_z P(z) sabs_z <= max_z sabs_z
+    P = (pz[:, None] * po).ravel()
+    vals = (os_[None, :].astype(float) + nu.E * zs[:, None]).ravel()
+    keep = P > 0
+    return vals[keep], P[keep], min(1.0, out), int(zs.size * os_.size), rel
+
+
+def exact_table(nu: Nuisance, m: int, log_tau: float) -> tuple[Table, int]:
+    """Exact atoms ``o + E z`` of ``V_m`` (sorted) with cumulative mass and first moment."""
+    vals, P, out, cells, rel = exact_grid(nu, m, log_tau)
+    order = np.argsort(vals, kind="stable")
+    vals, P = vals[order], P[order]
+    vc = m * nu.mu
+    F, G = cumulate(vals, P, vc)
+    span = float(np.max(np.abs(vals - vc))) if vals.size else 0.0
+    # the lower end may over-count the tiny cells' errors: subtract them like aliasing
+    return Table(vals, F, G, vc, rel=rel, abs_p=0.0, alias=out, out=out, size=vals.size,
+                 span=span), cells
+

@@ -1,0 +1,141 @@
+"""The one result type of :mod:`amp`: a certified bracket of one privacy quantity.
+
+Every question :mod:`amp` answers (``delta`` at an ``eps``, ``eps`` for a ``delta``, the largest
+local ``eps0`` for a target, a baseline's value) comes back as a :class:`Bound`: the exact value
+of the *selected bound* lies in ``[lower, upper]`` (certified, floating point included, unless
+``certified`` is ``False``), and :attr:`Bound.value` is the end a user should use, derived from
+the bracket and the side of the bound, so the two can never disagree.
+
+Neighbouring relation: throughout :mod:`amp`, two datasets of ``n`` users are neighbours when
+they differ in one user's input (replace-one); both directions of the pair are covered by the
+mechanisms' pair laws (the ordered pairs ``(x0, x1)`` and ``(x1, x0)``).
+
+Vectors: a scalar input gives one :class:`Bound`; a sequence of inputs gives a ``list`` of
+:class:`Bound`, in the input's order (the same convention everywhere in :mod:`amp`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Literal, Mapping
+
+__all__ = ["Bound", "Quantity", "NEIGHBOURING", "QUANTITIES", "SIDES"]
+
+#: What was computed: ``delta(eps)``, ``eps(delta)`` or a local ``eps0`` for a target.
+Quantity = Literal["delta", "eps", "eps0"]
+QUANTITIES = ("delta", "eps", "eps0")
+#: The two sides of the paper's objects: Theorem 4's blanket bound (``"upper"``) and the
+#: Theorem 5 dataset pair (``"lower"``). Baselines carry their own name (``"clone"``, ...).
+SIDES = ("upper", "lower")
+#: The neighbouring relation all bounds refer to.
+NEIGHBOURING = "replace-one: the two datasets of n users differ in one user's input"
+
+
+@dataclass(frozen=True)
+class Bound:
+    """Certified bracket ``[lower, upper]`` of one privacy quantity.
+
+    Attributes
+    ----------
+    quantity : {"delta", "eps", "eps0"}
+        What was computed.
+    lower, upper : float
+        The exact value of the selected bound lies in ``[lower, upper]``.
+    bound : str
+        ``"upper"``: the optimal decomposition (privacy blanket) bound, Theorems 3-4, an upper
+        bound on the true privacy curve. ``"lower"``: Theorem 5's explicit dataset pair, a
+        lower bound on it. Otherwise the name of a baseline (``"clone"``, ``"hoeffding"``, ...).
+    method : str
+        The backend(s) that produced the bracket (``"structured"``, ``"fft"``, ``"exact"``, ...).
+    n : int or None
+        Number of users.
+    mechanism : str
+        Description of the mechanism or label of the law.
+    inputs : mapping
+        The given inputs (``{"eps": ...}``, ``{"delta": ...}``, ``{"eps": ..., "delta": ...}``).
+    certified : bool
+        False only for numbers that are not valid guarantees (the flawed stronger clone, a
+        closed form outside its regime).
+    details : dict
+        Backend diagnostics (grid step, windows, evaluations); not part of equality.
+    parts : tuple
+        The per-law :class:`Bound` objects whose maximum this is; not part of equality.
+    """
+
+    quantity: Quantity
+    lower: float
+    upper: float
+    bound: str = "upper"
+    method: str = ""
+    n: int | None = None
+    mechanism: str = ""
+    inputs: Mapping[str, float] = field(default_factory=dict)
+    certified: bool = True
+    details: dict = field(default_factory=dict, repr=False, compare=False)
+    parts: tuple = field(default=(), repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.quantity not in QUANTITIES:
+            raise ValueError(f"quantity must be one of {QUANTITIES}, got {self.quantity!r}")
+        lo, up = float(self.lower), float(self.upper)
+        if math.isnan(lo) or math.isnan(up) or lo > up:
+            raise ValueError(f"invalid bracket [{lo!r}, {up!r}]")
+        object.__setattr__(self, "lower", lo)
+        object.__setattr__(self, "upper", up)
+
+    # ------------------------------------------------------------------ derived values
+    @property
+    def side(self) -> Literal["lower", "upper"]:
+        """The end of the bracket that is the answer: ``"lower"`` for a Theorem 5 lower bound
+        and for a calibrated ``eps0`` (the largest certified-safe value), else ``"upper"``."""
+        if self.quantity == "eps0" or self.bound == "lower":
+            return "lower"
+        return "upper"
+
+    @property
+    def value(self) -> float:
+        """The number to use: the certified end of the bracket on the bound's safe side."""
+        return self.lower if self.side == "lower" else self.upper
+
+    @property
+    def bracket(self) -> tuple[float, float]:
+        """``(lower, upper)``."""
+        return (self.lower, self.upper)
+
+    @property
+    def rel_width(self) -> float:
+        """``(upper - lower) / upper`` (0 when both are 0)."""
+        return 0.0 if self.upper == 0 else (self.upper - self.lower) / self.upper
+
+    @property
+    def estimate(self) -> float:
+        """An uncertified point inside the bracket (geometric mean when ``lower > 0``)."""
+        if self.lower > 0:
+            return math.sqrt(self.lower) * math.sqrt(self.upper)   # no underflow
+        return self.upper
+
+    @property
+    def neighbouring(self) -> str:
+        """The neighbouring relation the bound refers to (:data:`NEIGHBOURING`)."""
+        return NEIGHBOURING
+
+    @property
+    def eps(self) -> float | None:
+        """The central ``eps``: the input of a ``delta`` or ``eps0`` question, else ``value``."""
+        if self.quantity == "eps":
+            return self.value
+        return self.inputs.get("eps")
+
+    @property
+    def delta(self) -> float | None:
+        """The ``delta``: ``value`` of a ``delta`` question, else the target ``delta``."""
+        if self.quantity == "delta":
+            return self.value
+        return self.inputs.get("delta")
+
+    def as_dict(self) -> dict:
+        """JSON-ready dictionary (the CLI's ``--json`` contract)."""
+        return {"quantity": self.quantity, "bound": self.bound, "mechanism": self.mechanism,
+                "n": self.n, **dict(self.inputs), "value": self.value,
+                "bracket": [self.lower, self.upper], "method": self.method}

@@ -1,0 +1,487 @@
+"""The one certified inversion: the threshold where a certified, monotone curve crosses a target.
+
+Every "eps for a delta" question of :mod:`amp` is answered here, once: the blanket bound's
+``eps(delta)`` (Theorem 4), Theorem 5's lower ``eps(delta)``, the baselines' ``eps(delta)``
+(:mod:`amp.baselines`) and, in the other direction, the largest local ``eps0`` whose guarantee
+meets a target (``calibrate_eps0`` in :mod:`amp.api`).
+
+The curve is any object with the :class:`Curve` protocol: ``delta_for_search(x, tol, abs_tol)``
+returns a certified bracket of ``F(x)`` (a :class:`~amp.core.result.Bound`), and the optional
+``estimate_log_delta(x)`` gives an uncertified estimate of ``log F(x)`` to start from.
+:class:`amp.backends.dispatch.LawDelta` is one (its structured tables are built once and reused by
+every evaluation of the search); :class:`FunctionCurve` wraps a plain function.
+
+What is certified. For a curve that is non-increasing in ``x`` (``delta(eps)``), the search
+returns ``[lo, hi]`` with ``F_upper(hi) <= target`` (so ``hi`` is a valid ``eps``) and either
+``lo = 0`` or ``F_lower(lo) > target`` (so the exact threshold ``eps(target) > lo``). For a
+non-decreasing curve (``delta`` as a function of ``eps0``) the roles swap: ``F_upper(lo) <=
+target`` (``lo`` is safe) and ``F_lower(hi) > target``. The search never returns a bracket wider
+than ``rel_tol`` (relative to its larger end): when the delta brackets cannot resolve the target
+(it sits inside the floating-point floor of the computation) it raises
+:class:`~amp.core.errors.NumericalError` saying so, with the floor's value.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Protocol
+
+from amp.core.errors import NumericalError, ParameterError
+from amp.core.floats import U
+from amp.core.result import Bound
+
+__all__ = ["Curve", "FunctionCurve", "Crossing", "crossing", "epsilon_of_curve", "estimate_epsilon",
+           "DEFAULT_EPS_REL_TOL", "Progress"]
+
+#: Default relative width of a certified eps bracket (API and CLI).
+DEFAULT_EPS_REL_TOL = 1e-4
+#: Loosest and tightest relative width asked of a delta bracket during a search.
+TOL_LOOSE, TOL_MIN = 2e-3, 1e-9
+
+Progress = Callable[[str], None]
+
+
+class Curve(Protocol):
+    """What the search needs of a certified curve ``x -> F(x)``."""
+
+    def delta_for_search(self, x: float, tol: float, abs_tol: float) -> Bound:
+        """Certified bracket of ``F(x)``, aimed at relative width ``tol``."""
+
+    def estimate_log_delta(self, x: float) -> float:
+        """Uncertified estimate of ``log F(x)`` (``-inf`` for 0); only a starting point."""
+
+
+@dataclass
+class FunctionCurve:
+    """A :class:`Curve` from ``fn(x) -> (lower, upper)`` (a baseline's bracket at ``x``).
+
+    ``tol`` is ignored (the function has its own accuracy); the search's estimate of
+    ``log F`` is the log of the bracket's geometric mean."""
+
+    fn: Callable[[float], tuple[float, float]]
+    method: str = ""
+
+    def delta_for_search(self, x: float, tol: float, abs_tol: float) -> Bound:
+        lo, up = self.fn(x)
+        lo, up = float(lo), float(up)
+        return Bound("delta", min(lo, up), up, "upper", self.method, inputs={"eps": x})
+
+    def estimate_log_delta(self, x: float) -> float:   # pragma: no cover - not used
+        return math.nan
+
+
+@dataclass(frozen=True)
+class Crossing:
+    """Result of :func:`crossing`: the certified bracket ``[lo, hi]`` of the threshold."""
+
+    lo: float
+    hi: float
+    evaluations: int
+    methods: tuple[str, ...]
+    history: tuple = field(default=(), repr=False)
+
+
+def crossing(curve: Curve, target: float, lo: float, hi: float, *, decreasing: bool = True,
+             rel_tol: float = DEFAULT_EPS_REL_TOL, good_end_known: bool = True,
+             bad_end_known: bool = False, start: float | None = None, abs_tol: float | None = None,
+             max_evaluations: int = 80, progress: Progress | None = None,
+             name: str = "x") -> Crossing:
+    """Certified bracket of the threshold where a monotone certified curve crosses ``target``.
+
+    Parameters
+    ----------
+    curve : Curve
+        Certified brackets of ``F(x)``.
+    target : float
+        The level (a target ``delta``), ``> 0``.
+    lo, hi : float
+        The search interval, ``0 <= lo < hi``. With ``decreasing=True`` the good end (where
+        ``F <= target``) is ``hi``; otherwise it is ``lo``.
+    decreasing : bool
+        ``F`` non-increasing (``delta`` in ``eps``) or non-decreasing (``delta`` in ``eps0``).
+    good_end_known : bool
+        The good end is known to satisfy ``F <= target`` without an evaluation (``delta = 0``
+        from ``hi = log max a/b`` on); otherwise it is evaluated and, if it fails,
+        :class:`NumericalError` is raised.
+    bad_end_known : bool
+        The bad end is known to have ``F_lower > target`` (not evaluated again).
+    start : float, optional
+        A first point to evaluate (else from ``curve.estimate_log_delta``, else the middle).
+    rel_tol : float
+        Stop when ``|good - bad| <= rel_tol * max(good, bad)``.
+    name : str
+        What ``x`` is (``"eps"``, ``"eps0"``), for progress lines and messages.
+
+    Returns
+    -------
+    Crossing
+        ``decreasing``: ``F_upper(hi) <= target`` and (``lo`` = the interval's start or
+        ``F_lower(lo) > target``). Otherwise ``F_upper(lo) <= target`` and (``hi`` = the
+        interval's end or ``F_lower(hi) > target``).
+    """
+    if not (0 <= lo < hi) or not math.isfinite(hi):
+        raise ParameterError(f"search interval must satisfy 0 <= lo < hi < inf, got [{lo}, {hi}]")
+    if not target > 0:
+        raise ParameterError(f"target must be > 0, got {target}")
+    rel_tol = float(rel_tol)
+    abs_tol = min(1e-16, 1e-3 * target) if abs_tol is None else abs_tol
+    s = _Search(curve, target, decreasing, rel_tol, abs_tol, max_evaluations, progress, name)
+    good, bad = (hi, lo) if decreasing else (lo, hi)
+    if not good_end_known:
+        r = s.eval(good, TOL_LOOSE)
+        if r.upper > target:
+            raise NumericalError(f"the curve does not reach the target {target:g} at the end "
+                                 f"of the search interval (x = {good:.6g}: bracket "
+                                 f"[{r.lower:.4g}, {r.upper:.4g}])")
+    # the bad end: if it is already good, the threshold is the interval's end itself
+    if not bad_end_known:
+        r = s.eval(bad, 0.05)       # deciding "already met at the end?" needs no accuracy
+        if r.upper <= target:
+            return s.result(bad, bad)
+    s.good, s.bad = good, bad
+    x = start if start is not None else s.start_point()
+    while not s.closed():
+        x = s.clamp(x)
+        root = s.step(x)
+        if s.closed():
+            break
+        on_root = s.last_ambiguous
+        if on_root or (root is not None and abs(root - x) <= 0.1 * rel_tol * abs(root)):
+            # converged (or sitting on the root): certify both sides of it
+            c = x if on_root or root is None else root
+            for y in (c * (1 + rel_tol / 3), c * (1 - rel_tol / 3)):
+                if s.inside(y) and not s.closed():
+                    s.step(y)
+            if not s.closed():
+                s.tighten()         # both sides undecided: narrower delta brackets needed
+            x = c
+            continue
+        x = s.aim(root)
+    s.polish()
+    lo_, hi_ = (s.bad, s.good) if decreasing else (s.good, s.bad)
+    return s.result(lo_, hi_)
+
+
+class _Search:
+    """State of one :func:`crossing` run (good and bad ends, tolerance, history)."""
+
+    def __init__(self, curve, target, decreasing, rel_tol, abs_tol, max_evaluations, progress,
+                 name="x"):
+        self.curve, self.target, self.decreasing, self.name = curve, target, decreasing, name
+        self.rel_tol, self.abs_tol = rel_tol, abs_tol
+        self.max_evaluations, self.progress = max_evaluations, progress
+        # how narrow the delta brackets are asked to be: a curve for which narrow brackets
+        # are cheap (structured, exact) says so; otherwise (FFT) loose brackets first, then
+        # narrow enough to resolve rel_tol at the observed slope |d log F / d log x|
+        pref = getattr(curve, "search_tol", None)
+        self.cheap = callable(pref) and pref(rel_tol) is not None
+        self.tol = pref(rel_tol) if self.cheap else self._slope_tol(5.0)
+        self.good = self.bad = math.nan
+        self.hist: list[tuple[float, float, float]] = []
+        self.pts: list[tuple[float, float]] = []           # (x, log of the bracket's centre)
+        self.methods: set[str] = set()
+        self.ambiguous = 0                  # evaluations whose bracket contained the target
+        self.floor_hits = 0                 # ... of them at the floating-point floor
+        self.floor = 0.0
+        self.floor_x: float | None = None
+        self.last_ambiguous = False
+        self.widths: list[float] = []       # bracket width before each evaluation
+        self.sides: list[int] = []          # +1 good, -1 bad, 0 undecided, per step
+        self.t0 = time.perf_counter()
+
+    # -- bookkeeping -------------------------------------------------------------------
+    def eval(self, x: float, tol: float) -> Bound:
+        if len(self.hist) >= self.max_evaluations:
+            raise NumericalError(
+                f"the search did not converge in {self.max_evaluations} evaluations; certified "
+                f"bracket so far [{min(self.good, self.bad):.6g}, {max(self.good, self.bad):.6g}]")
+        while True:
+            try:
+                r = self.curve.delta_for_search(x, tol, self.abs_tol)
+                break
+            except NumericalError:
+                if tol >= 0.05:
+                    raise
+                tol = min(0.05, tol * 10)        # a looser bracket may still decide
+        self.hist.append((x, r.lower, r.upper))
+        self.methods.add(r.method)
+        if r.upper > 0:     # log of the bracket's centre (no underflow of lower * upper)
+            c = 0.5 * (math.log(r.lower) + math.log(r.upper)) if r.lower > 0 else \
+                math.log(r.upper)
+            self.pts.append((x, c))
+        self.widths.append(abs(self.good - self.bad) if self.good == self.good else math.inf)
+        if self.progress is not None:
+            self.progress(f"{self.name}={x:.8g}: delta in [{r.lower:.4g}, {r.upper:.4g}] "
+                          f"({len(self.hist)} evaluations, {time.perf_counter() - self.t0:.1f} s)")
+        return r
+
+    def result(self, lo: float, hi: float) -> Crossing:
+        return Crossing(lo, hi, len(self.hist), tuple(sorted(self.methods)), tuple(self.hist))
+
+    def closed(self) -> bool:
+        a, b = self.good, self.bad
+        return abs(a - b) <= self.rel_tol * max(abs(a), abs(b))
+
+    def aim(self, root: float | None) -> float:
+        """Next point: just past the secant root, on the side the last evaluation was not on
+        (so the next answer tends to close the bracket), or the middle when the secant has no
+        root or creeps (the bracket did not halve over three evaluations on one side: a cliff
+        in the curve)."""
+        w = self.widths + [abs(self.good - self.bad)]
+        sides = self.sides[-3:]
+        creeping = len(w) >= 4 and w[-1] > 0.5 * w[-4] and len(set(sides)) == 1
+        if root is None or creeping:
+            return self.middle()
+        if not self.sides or self.sides[-1] == 0:
+            return root
+        # +1: the last point was good; move from the root towards the bad end, and vice versa
+        towards_bad = self.bad - self.good
+        step = 0.3 * self.rel_tol * abs(root)
+        x = root + math.copysign(step, towards_bad) * self.sides[-1]
+        return x if self.inside(x) else root
+
+    def inside(self, x: float) -> bool:
+        return min(self.good, self.bad) < x < max(self.good, self.bad)
+
+    def middle(self) -> float:
+        return 0.5 * (self.good + self.bad)
+
+    def clamp(self, x: float) -> float:
+        a, b = min(self.good, self.bad), max(self.good, self.bad)
+        m = 0.01 * (b - a)
+        if not math.isfinite(x):
+            return self.middle()
+        return min(max(x, a + m), b - m)
+
+    # -- tolerance ---------------------------------------------------------------------
+    def _slope_tol(self, slope: float) -> float:
+        return min(0.05, max(5e-4, 0.3 * self.rel_tol * slope))
+
+    def _update_tol(self) -> None:
+        """FFT-like curves: follow the observed slope (unless ambiguity tightened it)."""
+        if self.cheap or self.ambiguous or len(self.pts) < 2:
+            return
+        (x1, y1), (x2, y2) = self.pts[-2], self.pts[-1]
+        if x1 > 0 and x2 > 0 and x1 != x2 and y1 != y2:
+            slope = abs((y2 - y1) / (math.log(x2) - math.log(x1)))
+            self.tol = self._slope_tol(slope)
+
+    # -- one step ----------------------------------------------------------------------
+    def step(self, x: float) -> float | None:
+        """Evaluate at ``x``, move an end, and return the secant estimate of the root."""
+        loose = not self.cheap and not self.ambiguous and len(self.hist) < 4
+        r = self.eval(x, max(self.tol, 0.05) if loose else self.tol)
+        if r.upper <= self.target:
+            self.good = x
+            self.sides.append(1)
+        elif r.lower > self.target:
+            self.bad = x
+            self.sides.append(-1)
+        else:
+            self.sides.append(0)
+            self._ambiguous(x, r)
+        self.last_ambiguous = not (r.upper <= self.target or r.lower > self.target)
+        self._update_tol()
+        return self._secant()
+
+    def _ambiguous(self, x: float, r: Bound) -> None:
+        """The delta bracket at ``x`` contains the target. At the floating-point floor a
+        narrower bracket cannot help: after three such points the search refuses, saying so."""
+        self.ambiguous += 1
+        floor = float(r.details.get("floor", 0.0) or 0.0) if r.details else 0.0
+        width = r.upper - r.lower
+        if width <= 1.5 * floor + 4 * U * r.upper + self.abs_tol:
+            self.floor_hits += 1
+            self.floor = max(self.floor, width, floor)
+            self.floor_x = x
+        if self.floor_hits >= 3:
+            self._refuse(True)
+
+    def tighten(self) -> None:
+        """Points on both sides of the root were undecided: ask for narrower delta brackets
+        (refusing once that cannot help)."""
+        if self.floor_hits >= 2 or self.tol <= TOL_MIN or self.ambiguous > 12:
+            self._refuse(self.floor_hits > 0)
+        self.tol = max(self.tol / 10, TOL_MIN)
+
+    def _refuse(self, at_floor: bool) -> None:
+        a, b = min(self.good, self.bad), max(self.good, self.bad)
+        reached = (b - a) / b if b > 0 else math.inf
+        x = self.floor_x if self.floor_x is not None else self.hist[-1][0]
+        fl = self.floor
+        if not at_floor:
+            why = (f"the delta brackets near {self.name}={x:.6g} still contain the target at "
+                   f"relative width {self.tol:.2g}")
+        elif self.target <= 10 * fl:
+            why = (f"the target delta={self.target:.3g} is below the floating-point floor of "
+                   f"the computation near {self.name}={x:.6g}: no delta bracket there can be "
+                   f"narrower than about {fl:.2g} (the rounding of the atoms), so delta <= "
+                   f"target can be neither certified nor refuted; ask for delta >= "
+                   f"{_round_up(fl * 10):.0e}")
+        else:
+            why = (f"near {self.name}={x:.6g} no delta bracket can be narrower than about "
+                   f"{fl:.2g} (the floating-point floor of the atoms), which limits the "
+                   f"{self.name} bracket to a relative width of about {reached:.2g}; ask for "
+                   f"rel_tol >= {_round_up(1.5 * reached):.0e}")
+        raise NumericalError(f"cannot resolve {self.name} to relative width {self.rel_tol:g}: "
+                             f"{why}; certified bracket so far [{a:.8g}, {b:.8g}]")
+
+    def polish(self) -> None:
+        """Once the bracket meets ``rel_tol``, move the good end (the value a user gets) much
+        closer to the root where narrow brackets are cheap: a point ``rel_tol / 50`` past the
+        secant root, then ``rel_tol / 2000``, each with a delta bracket narrow enough to decide
+        it; a point found on the bad side re-aims (at most four points in all); each end moves
+        only on a certified answer, and an undecided point ends the polish."""
+        if not self.cheap:
+            return
+        stages = [1 / 50, 1 / 2000]
+        for _ in range(4):
+            if not stages or len(self.hist) >= self.max_evaluations:
+                return
+            frac = stages[0]
+            root = self._secant()
+            if root is None:
+                root = self.middle()
+            step = self.rel_tol * frac * abs(root)
+            x = root + step if self.decreasing else root - step
+            if not self.inside(x):
+                return
+            # the delta bracket must resolve F(x) from the target (|d log F| ~ slope * frac);
+            # narrower than 1e-4 is aimed at only when the search already asked for it (a
+            # narrower structured plan can cost a second or more)
+            tol = min(self.tol, max(1e-6, self.rel_tol * frac * self._slope() / 3))
+            tol = max(tol, min(self.tol, 1e-4))
+            try:
+                r = self.eval(x, tol)
+            except NumericalError:
+                return
+            if r.upper <= self.target:
+                self.good = x
+                stages.pop(0)
+            elif r.lower > self.target:
+                self.bad = x            # progress too; aim again from the better root
+            else:
+                return
+
+    # -- estimates -----------------------------------------------------------------------
+    def _slope(self) -> float:
+        """``|d log F / d log x|`` from the two evaluated points nearest the target (1 if
+        unknown)."""
+        tgt = math.log(self.target)
+        pts = sorted((p for p in self.pts if p[0] > 0), key=lambda p: abs(p[1] - tgt))[:2]
+        if len(pts) < 2 or pts[0][0] == pts[1][0]:
+            return 1.0
+        (x1, y1), (x2, y2) = pts
+        return max(abs((y2 - y1) / (math.log(x2) - math.log(x1))), 1e-3)
+
+    def _secant(self) -> float | None:
+        """Secant root of ``log F - log target`` through the two latest points inside the
+        bracket (or at its ends); ``None`` when there is none."""
+        tgt = math.log(self.target)
+        pts = [(x, y) for x, y in self.pts if self.inside(x) or x in (self.good, self.bad)]
+        if len(pts) < 2:
+            return None
+        (x1, y1), (x2, y2) = pts[-2], pts[-1]
+        if x1 == x2 or y1 == y2:
+            return None
+        x = x2 + (tgt - y2) * (x2 - x1) / (y2 - y1)
+        return x if self.inside(x) else None
+
+    def start_point(self) -> float:
+        """Root of the curve's uncertified estimate (bisection on ``log F``), or the middle."""
+        est = getattr(self.curve, "estimate_log_delta", None)
+        if est is None:
+            return self.middle()
+        a, b = min(self.good, self.bad), max(self.good, self.bad)
+        tgt = math.log(self.target)
+        sign = 1.0 if self.decreasing else -1.0
+
+        def f(x: float) -> float:
+            return sign * (est(x) - tgt)
+
+        lo, hi = a + 1e-12 * (b - a), b - 1e-9 * (b - a)
+        try:
+            flo, fhi = f(lo), f(hi)
+            if math.isnan(flo) or math.isnan(fhi):
+                return self.middle()
+            if flo <= 0:            # f > 0 left of the root, in both directions
+                return lo
+            if fhi > 0:
+                return hi
+            for _ in range(200):
+                mid = 0.5 * (lo + hi)
+                fm = f(mid)
+                if math.isnan(fm):
+                    return self.middle()
+                if fm > 0:
+                    lo = mid
+                else:
+                    hi = mid
+                if hi - lo <= 1e-10 * hi:
+                    break
+        except (ArithmeticError, ValueError):
+            return self.middle()
+        return 0.5 * (lo + hi)
+
+
+def _round_up(x: float) -> float:
+    """``x`` rounded up to one significant digit (for messages)."""
+    if x <= 0:
+        return 0.0
+    e = math.floor(math.log10(x))
+    return math.ceil(x / 10 ** e) * 10 ** e
+
+
+def epsilon_of_curve(curve: Curve, delta: float, max_eps: float, *,
+                     rel_tol: float = DEFAULT_EPS_REL_TOL, bound: str = "upper",
+                     n: int | None = None, mechanism: str = "",
+                     progress: Progress | None = None) -> Bound:
+    """Certified ``eps(delta) = min{eps >= 0 : F(eps) <= delta}`` of one non-increasing curve
+    that is 0 from ``max_eps`` on (a law's :class:`~amp.backends.dispatch.LawDelta`, whose
+    ``max_eps = log max a/b``).
+
+    Returns a :class:`~amp.core.result.Bound` of quantity ``"eps"``: ``upper`` is a valid eps
+    (``F_upper(upper) <= delta``), ``lower`` is 0 or has ``F_lower(lower) > delta``.
+    """
+    if not math.isfinite(max_eps):
+        raise ParameterError("the curve has no finite eps with delta = 0; cannot search eps")
+    # delta = 0 exactly from the exact log max a/b on; the float max_eps may sit a few ulps
+    # below it, so it is certified by an evaluation (its atoms are rounding noise, delta <= the
+    # noise), else the search starts from a point safely past it
+    hi = max_eps
+    if curve.delta_for_search(hi, TOL_LOOSE, 0.0).upper > delta:
+        hi = max_eps * (1 + 64 * U) + 1e-300
+    c = crossing(curve, delta, 0.0, hi, decreasing=True, rel_tol=rel_tol, progress=progress,
+                 name="eps")
+    return Bound("eps", c.lo, c.hi, bound, ",".join(c.methods), n, mechanism,
+                 {"delta": delta}, details={"evaluations": c.evaluations,
+                                            "history": c.history})
+
+
+def estimate_epsilon(curve: Curve, delta: float, max_eps: float) -> float:
+    """Uncertified saddle-point estimate of ``eps(delta)`` of one curve (bisection on
+    ``curve.estimate_log_delta``): for quick figures and starting points, never a guarantee."""
+    if not math.isfinite(max_eps):
+        raise ParameterError("the curve has no finite eps with delta = 0")
+    tgt = math.log(delta)
+
+    def above(x: float) -> bool:
+        v = curve.estimate_log_delta(x)
+        return not math.isnan(v) and v > tgt
+
+    if not above(0.0):
+        return 0.0
+    lo, hi = 0.0, max_eps * (1 - 1e-9)
+    if above(hi):
+        return hi
+    for _ in range(100):
+        mid = 0.5 * (lo + hi)
+        if above(mid):
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo < 1e-6 * hi:
+            break
+    return hi

@@ -1,0 +1,141 @@
+"""The package's shape: imports (function-level ones included) form no cycle, go only down the
+layers of ../shared/notes/architecture.md, and no module is over 600 lines."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1] / "amp"
+MAX_LINES = 600
+
+#: Layer rank of each top-level part of the package: a module may import modules of a lower
+#: rank, and modules of its own part (acyclically). Baselines and oracles sit beside the front
+#: door (rank 5) and use the layers below it.
+RANKS = {"core": 0, "mechanisms": 1, "backends": 2, "profile": 3, "inversion": 4, "api": 5,
+         "baselines": 5, "oracles": 5, "cli": 6, "viz": 6, "__init__": 7, "__main__": 8}
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for f in ROOT.rglob("*.py"):
+        parts = list(f.relative_to(ROOT.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(parts)] = f
+    return out
+
+
+MODULES = _modules()
+
+
+def _resolve(name: str) -> str | None:
+    """The amp module an imported dotted name refers to (its longest known prefix)."""
+    while name:
+        if name in MODULES:
+            return name
+        name = name.rpartition(".")[0]
+    return None
+
+
+def _imports(mod: str, path: Path) -> set[str]:
+    """Every amp module that ``mod`` imports, at any depth of the file."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    pkg = mod if path.name == "__init__.py" else mod.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                up = pkg.split(".")
+                up = up[:len(up) - (node.level - 1)]
+                base = ".".join(up + ([base] if base else []))
+            # "from amp.x import y": y may be a submodule
+            names = [f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base
+                     for a in node.names]
+        else:
+            continue
+        for n in names:
+            if n == "amp" or n.startswith("amp."):
+                r = _resolve(n)
+                if r is not None and r != mod:
+                    found.add(r)
+    return found
+
+
+GRAPH = {m: _imports(m, p) for m, p in MODULES.items()}
+
+
+def _part(mod: str) -> str:
+    parts = mod.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def test_every_module_has_a_rank():
+    assert {_part(m) for m in MODULES} <= set(RANKS)
+
+
+def test_no_import_cycle():
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(m: str) -> None:
+        state[m] = 1
+        stack.append(m)
+        for d in sorted(GRAPH[m]):
+            if state.get(d) == 1:
+                cyc = stack[stack.index(d):] + [d]
+                pytest.fail("import cycle: " + " -> ".join(cyc))
+            if d not in state:
+                visit(d)
+        stack.pop()
+        state[m] = 2
+
+    for m in sorted(GRAPH):
+        if m not in state:
+            visit(m)
+
+
+def test_imports_go_down_the_layers():
+    bad = []
+    for m, deps in GRAPH.items():
+        for d in deps:
+            pm, pd = _part(m), _part(d)
+            if pm != pd and RANKS[pd] >= RANKS[pm]:
+                bad.append(f"{m} -> {d}")
+    assert not bad, "upward or sideways imports: " + ", ".join(sorted(bad))
+
+
+@pytest.mark.parametrize("mod", sorted(MODULES))
+def test_module_is_short(mod):
+    n = len(MODULES[mod].read_text().splitlines())
+    assert n <= MAX_LINES, f"{mod} has {n} lines (max {MAX_LINES})"
+
+
+def test_no_private_name_crosses_a_module_boundary():
+    bad = []
+    for m, p in MODULES.items():
+        tree = ast.parse(p.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("amp"):
+                for a in node.names:
+                    if a.name.startswith("_") and not a.name.startswith("__"):
+                        bad.append(f"{m}: from {node.module} import {a.name}")
+    assert not bad, "; ".join(bad)
+
+
+def test_the_checker_sees_function_level_imports():
+    """The cycle test is not vacuous: a function-level import is found."""
+    src = "def f():\n    from amp.api import epsilon\n"
+    p = ROOT / "core" / "_probe_tmp.py"
+    p.write_text(src)
+    try:
+        MODULES["amp.core._probe_tmp"] = p
+        assert "amp.api" in _imports("amp.core._probe_tmp", p)
+    finally:
+        MODULES.pop("amp.core._probe_tmp", None)
+        p.unlink()

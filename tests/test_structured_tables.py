@@ -1,0 +1,155 @@
+"""The certified building blocks of the structured path: binomial rows and tails
+(amp.backends.structured.binomial), exact and lattice nuisance tables (tables, lattice), the
+lattice plans' gap bounds (model, evaluator), and the Boost accuracy they rely on."""
+
+from __future__ import annotations
+
+import math
+from decimal import Decimal, getcontext
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from amp.backends.structured.binomial import ETA_BINOM, binom_rows, excess_bound
+from amp.backends.structured.evaluator import Evaluator, assemble, evaluate
+from amp.backends.structured.lattice import cf_denominators, lattice_table
+from amp.backends.structured.model import CountModel, Plan
+from amp.backends.structured.nuisance import Nuisance
+from amp.backends.structured.shape import structured_shape
+from amp.backends.structured.tables import exact_table
+from amp.mechanisms import BLH, KRR, OUE, RAPPOR
+
+# absolute floor of every bracket: the float atoms are within 16 u (a + e^eps b) of the exact
+# ratios, which moves delta by up to sum p * that (~1e-14 here) on each side
+FLOOR = 1e-13
+
+
+# ----------------------------------------------------------------------------- binomial rows
+def test_binom_rows_and_excess_bound():
+    Ns = np.arange(950, 1010)
+    P, rel, sabs = binom_rows(Ns, 60, 160, 0.11)
+    ref = stats.binom.pmf(np.arange(60, 161)[None, :], Ns[:, None], 0.11)
+    big = ref > 1e-40 * ref.max(axis=1, keepdims=True)
+    assert np.all(np.abs(P - ref)[big] <= (rel + 1e-13) * ref[big])
+    assert np.all(np.where(big, 0.0, np.abs(P - ref)).sum(axis=1) <= sabs + 1e-300)
+    assert rel < 1e-8
+    for N, p, h in [(1000, 0.11, 140), (1000, 0.11, 110), (1000, 0.11, 80), (50, 0.5, 40),
+                    (10_000, 0.002, 60)]:
+        k = np.arange(h + 1, N + 1)
+        exact = float(np.sum((k - h) * stats.binom.pmf(k, N, p)))
+        bound = excess_bound(N, p, h)
+        assert exact <= bound * (1 + 1e-9)
+        if exact > 1e-200 and h > N * p:
+            assert bound <= 50 * exact          # not absurdly loose in the tail
+
+
+# ----------------------------------------------------------------------------- nuisance tables
+def test_lattice_table_matches_exact_table():
+    nu = Nuisance(math.exp(4.0), 0.12, 0.0022, 0.8778)
+    m = 3000
+    ex, _ = exact_table(nu, m, -50.0)
+    lat = lattice_table(nu, m, 5, 2500.0)
+    beta = 0.4
+    c = beta * (m * nu.mu + np.linspace(-600, 600, 13))
+    z = np.zeros_like(c)
+    el, eu = ex.lookup(c, z, beta)
+    ll, lu = lat.lookup(c, z, beta)
+    # the integerised law is a mean-preserving spread: close, and never far below
+    assert np.all(lu >= el * (1 - 1e-9) - 1e-12)
+    assert np.allclose(ll, el, rtol=1e-3, atol=1e-5)
+
+
+def test_exact_table_lookup_equals_direct_sum():
+    """``E[(c - beta V_m)_+]`` from the exact table brackets the direct sum over the atoms."""
+    nu = Nuisance(math.exp(1.5), 0.3, 0.1, 0.6)
+    m, beta = 25, 0.8
+    tab, _ = exact_table(nu, m, -60.0)
+    # direct: V = O + E Z with (O, Z, off) multinomial(m; qO, qZ, qF)
+    o, z = np.meshgrid(np.arange(m + 1), np.arange(m + 1), indexing="ij")
+    ok = o + z <= m
+    o, z = o[ok], z[ok]
+    logp = (math.lgamma(m + 1) - np.array([math.lgamma(a + 1) + math.lgamma(b + 1)
+                                           + math.lgamma(m - a - b + 1) for a, b in zip(o, z)])
+            + o * math.log(nu.qO) + z * math.log(nu.qZ) + (m - o - z) * math.log(nu.qF))
+    v, p = o + nu.E * z, np.exp(logp)
+    for c in beta * np.array([0.0, 3.0, m * nu.mu - 4.0, m * nu.mu, m * nu.mu + 7.5, 60.0]):
+        direct = float(np.dot(p, np.maximum(c - beta * v, 0.0)))
+        lo, up = tab.lookup(np.array([c]), np.zeros(1), beta)
+        assert lo[0] <= direct * (1 + 1e-12) + 1e-300
+        assert up[0] >= direct * (1 - 1e-12)
+        assert up[0] - lo[0] <= 1e-8 * direct + 1e-15     # BINOM_REL ~ 6e-10 per end
+
+
+def test_cf_denominators_improve():
+    """Each continued-fraction denominator at least halves ``frac(K E)(1 - frac(K E)) / K^2``."""
+    E = math.exp(4.0)
+    Ks = cf_denominators(E, 1024)
+    assert Ks[0] == 1 and Ks == sorted(Ks) and len(Ks) >= 3
+
+    def v(K):
+        fr = K * E - math.floor(K * E)
+        return fr * (1 - fr) / K ** 2
+    for a, b in zip(Ks, Ks[1:]):
+        assert v(b) < 0.5 * v(a)
+
+
+# ----------------------------------------------------------------------------- gap bounds
+def test_lattice_plans_contain_exact_plan():
+    """The lattice tables (integerisation, block shift) are certified: every plan's bracket
+    contains the exact-table bracket."""
+    cases = [(RAPPOR(4.0), 3000, 0.5), (OUE(1.0), 2000, 0.12), (BLH(2.0), 2000, 0.3),
+             (KRR(4.0, k=10), 3000, 0.6), (RAPPOR(0.5, d=4), 800, 0.1)]
+    for mech, n, eps in cases:
+        sh = structured_shape(mech.gparv())
+        mod = CountModel(sh, n, -60.0)
+        ev = Evaluator(mod, eps)
+        le, ue = assemble(evaluate(mod, ev, Plan("exact", b=8)), n, sh, eps)
+        assert (ue - le) <= 1e-7 * ue + FLOOR
+        for plan in (Plan("lattice", 1, 1), Plan("lattice", 16, 1),
+                     Plan("lattice", 1 << 20, 1), Plan("lattice", 4, 3),
+                     Plan("exact", 1, 1), Plan("exact", 64, 1), Plan("zsplit")):
+            lo, up = assemble(evaluate(mod, ev, plan), n, sh, eps)
+            assert lo <= ue and le <= up, (mech.describe(), plan, (le, ue), (lo, up))
+            if plan.mode == "zsplit":                  # exact too: as narrow
+                assert up - lo <= 1e-7 * up + FLOOR
+
+
+# ----------------------------------------------------------------------------- what we rely on
+def _ref_pmf(k, n, p):
+    """Binomial pmf to ~30 digits (Decimal, Stirling series for the log-factorials)."""
+    getcontext().prec = 40
+    pi = Decimal("3.14159265358979323846264338327950288419716939937510")
+
+    def lgam1(z):
+        z = Decimal(z)
+        return (z * z.ln() - z + (2 * pi * z).ln() / 2 + 1 / (12 * z) - 1 / (360 * z ** 3)
+                + 1 / (1260 * z ** 5) - 1 / (1680 * z ** 7))
+
+    f = Fraction(p)
+    pD = Decimal(f.numerator) / Decimal(f.denominator)
+    return (lgam1(n) - lgam1(k) - lgam1(n - k) + k * pD.ln() + (n - k) * (1 - pD).ln()).exp()
+
+
+def _ref_sf(k, n, p):
+    getcontext().prec = 40
+    f = Fraction(p)
+    r = (Decimal(f.numerator) / Decimal(f.denominator)) / (1 - Decimal(f.numerator)
+                                                         / Decimal(f.denominator))
+    base = _ref_pmf(k + 1, n, p)
+    cur, tot, i = Decimal(1), Decimal(0), k + 1
+    while cur > tot * Decimal("1e-25") or tot == 0:
+        tot += cur
+        cur = cur * (n - i) / (i + 1) * r
+        i += 1
+    return base * tot
+
+
+@pytest.mark.parametrize("n,p,z", [(10**6, 0.0284, 4.0), (10**7, 0.5, 6.0),
+                                   (10**5, 0.3, 2.0)])
+def test_boost_binomial_accuracy_assumption(n, p, z):
+    """``ETA_BINOM``: scipy.stats.binom pmf/sf (Boost) relative accuracy at large n."""
+    k = int(n * p + z * math.sqrt(n * p * (1 - p)))
+    assert abs(stats.binom.pmf(k, n, p) / float(_ref_pmf(k, n, p)) - 1) < ETA_BINOM / 10
+    assert abs(stats.binom.sf(k, n, p) / float(_ref_sf(k, n, p)) - 1) < ETA_BINOM / 10
