@@ -348,11 +348,9 @@ class _Search:
             x = root + step if self.decreasing else root - step
             if not self.inside(x):
                 return
-            # the delta bracket must resolve F(x) from the target (|d log F| ~ slope * frac);
-            # narrower than 1e-4 is aimed at only when the search already asked for it (a
-            # narrower structured plan can cost a second or more)
-            tol = min(self.tol, max(1e-6, self.rel_tol * frac * self._slope() / 3))
-            tol = max(tol, min(self.tol, 1e-4))
+            # the delta bracket must resolve F(x) from the target (|d log F| ~ slope * frac):
+            # aim at rel_tol (narrower structured plans can cost a second or more)
+            tol = min(self.tol, max(1e-6, self.rel_tol))
             try:
                 r = self.eval(x, tol)
             except NumericalError:

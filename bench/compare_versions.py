@@ -71,9 +71,11 @@ def cases(quick: bool) -> list[tuple[str, list[str]]]:
                         ["delta", *m, "--eps0", e0, "--n", "10000", "--eps", "0.3"]))
     for n in ([1_000, 10_000] if quick else [1_000, 10_000, 100_000]):
         for name, m in MECHS:
-            out.append((f"eps lower {name} eps0=4 n={n:.0e}",
-                        ["epsilon", *m, "--eps0", "4", "--n", str(n), "--delta", "1e-6",
-                         "--bound", "lower"]))
+            base = ["epsilon", *m, "--eps0", "4", "--n", str(n), "--delta", "1e-6",
+                    "--bound", "lower"]
+            out.append((f"eps lower {name} eps0=4 n={n:.0e}", base))
+            out.append((f"eps lower {name} eps0=4 n={n:.0e} rel-tol 1e-3",
+                        base + ["--rel-tol", "1e-3"]))
     out += [
         ("eps 10-RR finite RAPPOR d=5", ["epsilon", "--mechanism", "rappor", "--d", "5",
                                          "--eps0", "2", "--n", "5000", "--delta", "1e-6"]),

@@ -140,11 +140,12 @@ class LawDelta:
 
     def search_tol(self, rel_tol: float) -> float | None:
         """The delta width an eps search at ``rel_tol`` should ask for when narrow brackets
-        are cheap here (structured path: ``rel_tol`` itself, within ``[1e-6, 2e-3]``: the
-        crossing is then located to ``~ rel_tol / slope``, far inside the eps bracket);
-        ``None`` when they are not (FFT), so the search widens them while it locates it."""
+        are cheap here (structured path: ``10 rel_tol`` within ``[1e-6, 2e-3]``, which locates
+        the crossing to ``~ 10 rel_tol / slope``, inside the eps bracket for the slopes of
+        ``delta(eps)``; the search narrows it where needed); ``None`` when they are not (FFT),
+        so the search widens them while it locates the crossing."""
         if self._structured is not None:
-            return min(STRUCTURED_MIN_REL_TOL, max(1e-6, rel_tol))
+            return min(STRUCTURED_MIN_REL_TOL, max(1e-6, 10 * rel_tol))
         return None
 
     def estimate_log_delta(self, eps: float) -> float:
