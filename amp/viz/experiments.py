@@ -31,7 +31,8 @@ from amp.core.errors import ParameterError
 from amp.core.result import Bound
 from amp.inversion import DEFAULT_EPS_REL_TOL
 from amp.mechanisms.joint import joint_copies
-from amp.mechanisms.table1 import BLH, KRR, OUE, RAPPOR, Mechanism
+from amp.mechanisms import registry
+from amp.mechanisms.table1 import Mechanism
 from amp.viz.stored import curve, panel
 from amp.viz.style import PANEL_FIGSIZE, new_axes, pyplot
 
@@ -43,20 +44,17 @@ __all__ = [
 ]
 
 #: Mechanisms of Figures 2 and 3 (Section 7): name -> constructor(eps0) of the Table 1 row.
+#: The mechanisms of Figures 2 and 3: display name -> (registry name, domain keywords)
+#: (:mod:`amp.mechanisms.registry`, the one registry of mechanism names).
+EXPERIMENTS: dict[str, tuple[str, dict]] = {
+    "10-RR": ("krr", {"k": 10}),
+    "BLH": ("blh", {}),
+    "RAPPOR": ("rappor", {}),
+    "OUE": ("oue", {}),
+}
+#: display name -> ``eps0 -> mechanism`` (the Table 1 rows of the figures)
 EXPERIMENT_MECHANISMS: dict[str, Callable[[float], Mechanism]] = {
-    "10-RR": lambda e: KRR(e, k=10),
-    "BLH": lambda e: BLH(e),
-    "RAPPOR": lambda e: RAPPOR(e),
-    "OUE": lambda e: OUE(e),
-}
-
-# name -> (mechanism class, keyword arguments) for the k-joint versions
-_FACTORIES: dict[str, tuple[Callable[..., Mechanism], dict]] = {
-    "10-RR": (KRR, {"k": 10}),
-    "BLH": (BLH, {}),
-    "RAPPOR": (RAPPOR, {}),
-    "OUE": (OUE, {}),
-}
+    name: registry.factory(key, **kw) for name, (key, kw) in EXPERIMENTS.items()}
 
 #: Curve keys of ``figures.json`` -> (legend label, matplotlib style).
 CURVE_STYLES: dict[str, tuple[str, dict]] = {
@@ -82,12 +80,12 @@ def experiment_mechanism(name: str, eps0: float, m: int = 1) -> Mechanism:
     with ``eps0 / m`` per component (:func:`amp.mechanisms.joint.joint_copies`), the "k-joint"
     curves of Figures 2 and 3.
     """
-    if name not in _FACTORIES:
-        raise ParameterError(f"mechanism must be one of {', '.join(_FACTORIES)}, got {name!r}")
+    if name not in EXPERIMENTS:
+        raise ParameterError(f"mechanism must be one of {', '.join(EXPERIMENTS)}, got {name!r}")
     if m == 1:
         return EXPERIMENT_MECHANISMS[name](eps0)
-    make, kw = _FACTORIES[name]
-    return joint_copies(make, m, eps0, **kw)
+    key, kw = EXPERIMENTS[name]
+    return joint_copies(registry.MECHANISMS[key].cls, m, eps0, **kw)
 
 
 def experiment_point(name: str, eps0: float, key: str, n: int, delta: float, *,

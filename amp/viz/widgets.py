@@ -15,7 +15,8 @@ import numpy as np
 
 from amp.api import calibrate_eps0, epsilon
 from amp.core.errors import AmpError, ParameterError
-from amp.mechanisms.table1 import BLH, KRR, OUE, RAPPOR, HadamardResponse, Mechanism
+from amp.mechanisms import registry
+from amp.mechanisms.table1 import Mechanism
 from amp.viz.experiments import (EXPERIMENT_MECHANISMS, eps_estimate_versus_n,
                                  plot_experiment_panel)
 from amp.viz.joint import plot_joint_choice
@@ -27,22 +28,22 @@ __all__ = ["MECHANISMS", "make_mechanism", "cli_line",
            "eps_vs_n_widget", "gparv_widget", "calculator_widget", "experiments_widget",
            "joint_widget"]
 
-#: Mechanisms offered by the widgets: name -> (CLI mechanism name, constructor(eps0, k_or_d)).
-#: The second argument is ``k`` for k-RR and the domain size ``d`` (``None``: Table 1 row) else.
-MECHANISMS: dict[str, tuple[str, Callable[[float, int | None], Mechanism]]] = {
-    "k-RR": ("krr", lambda e, k: KRR(e, k=10 if k is None else k)),
-    "RAPPOR": ("rappor", lambda e, d: RAPPOR(e, d=d)),
-    "OUE": ("oue", lambda e, d: OUE(e, d=d)),
-    "BLH": ("blh", lambda e, d: BLH(e, d=d)),
-    "Hadamard response": ("hadamard", lambda e, d: HadamardResponse(e, d=d)),
+#: Mechanisms offered by the widgets: display name -> registry name
+#: (:mod:`amp.mechanisms.registry`, the one registry of mechanism names; also the CLI's).
+MECHANISMS: dict[str, str] = {
+    "k-RR": "krr", "RAPPOR": "rappor", "OUE": "oue", "BLH": "blh", "Hadamard response": "hadamard",
 }
 
 
 def make_mechanism(name: str, eps0: float, size: int | None = None) -> Mechanism:
-    """Mechanism of :data:`MECHANISMS` by name; ``size`` is ``k`` (k-RR) or ``d`` (others)."""
+    """Mechanism of :data:`MECHANISMS` by name; ``size`` is ``k`` for k-RR (default 10) and the
+    domain size ``d`` otherwise (``None``: the Table 1 row)."""
     if name not in MECHANISMS:
         raise ParameterError(f"mechanism must be one of {', '.join(MECHANISMS)}, got {name!r}")
-    return MECHANISMS[name][1](eps0, size)
+    key = MECHANISMS[name]
+    if key == "krr":
+        return registry.make(key, eps0, k=10 if size is None else size)
+    return registry.make(key, eps0, d=size)
 
 
 def cli_line(command: str, name: str, size: int | None = None, **values: float) -> str:
@@ -53,7 +54,7 @@ def cli_line(command: str, name: str, size: int | None = None, **values: float) 
     """
     if command not in ("delta", "epsilon", "eps0"):
         raise ParameterError(f"command must be delta, epsilon or eps0, got {command!r}")
-    cli = MECHANISMS[name][0] if name in MECHANISMS else name
+    cli = MECHANISMS.get(name, name)
     parts = ["python -m amp", command, "--mechanism", cli]
     if size is not None:
         parts += ["--k" if cli == "krr" else "--d", str(int(size))]
