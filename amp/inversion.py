@@ -87,7 +87,7 @@ def crossing(curve: Curve, target: float, lo: float, hi: float, *, decreasing: b
              rel_tol: float = DEFAULT_EPS_REL_TOL, good_end_known: bool = True,
              bad_end_known: bool = False, start: float | None = None, abs_tol: float | None = None,
              max_evaluations: int = 80, progress: Progress | None = None,
-             name: str = "x") -> Crossing:
+             name: str = "x", polish: str = "good") -> Crossing:
     """Certified bracket of the threshold where a monotone certified curve crosses ``target``.
 
     Parameters
@@ -113,6 +113,9 @@ def crossing(curve: Curve, target: float, lo: float, hi: float, *, decreasing: b
         Stop when ``|good - bad| <= rel_tol * max(good, bad)``.
     name : str
         What ``x`` is (``"eps"``, ``"eps0"``), for progress lines and messages.
+    polish : {"good", "bad"}
+        The end that is the answer, moved closer to the threshold once the bracket meets
+        ``rel_tol`` (the good end for an upper bound, the bad end for a lower bound).
 
     Returns
     -------
@@ -159,7 +162,7 @@ def crossing(curve: Curve, target: float, lo: float, hi: float, *, decreasing: b
             x = c
             continue
         x = s.aim(root)
-    s.polish()
+    s.polish(polish)
     lo_, hi_ = (s.bad, s.good) if decreasing else (s.good, s.bad)
     return s.result(lo_, hi_)
 
@@ -249,8 +252,9 @@ class _Search:
         return 0.5 * (self.good + self.bad)
 
     def clamp(self, x: float) -> float:
+        """``x`` strictly inside the bracket (a hair away from its ends)."""
         a, b = min(self.good, self.bad), max(self.good, self.bad)
-        m = 0.01 * (b - a)
+        m = 1e-9 * (b - a)
         if not math.isfinite(x):
             return self.middle()
         return min(max(x, a + m), b - m)
@@ -328,27 +332,25 @@ class _Search:
         raise NumericalError(f"cannot resolve {self.name} to relative width {self.rel_tol:g}: "
                              f"{why}; certified bracket so far [{a:.8g}, {b:.8g}]")
 
-    def polish(self) -> None:
-        """Once the bracket meets ``rel_tol``, move the good end (the value a user gets) much
-        closer to the root where narrow brackets are cheap: a point ``rel_tol / 50`` past the
-        secant root, then ``rel_tol / 2000``, each with a delta bracket narrow enough to decide
-        it; a point found on the bad side re-aims (at most four points in all); each end moves
-        only on a certified answer, and an undecided point ends the polish."""
-        if not self.cheap:
-            return
-        stages = [1 / 50, 1 / 2000]
-        for _ in range(4):
+    def polish(self, end: str = "good") -> None:
+        """Once the bracket meets ``rel_tol``, move the end that is the answer (``"good"``: a
+        valid eps, ``"bad"``: a certified lower value) closer to the root: a point
+        ``rel_tol / 50`` from the secant root on that side, then (where narrow brackets are
+        cheap) ``rel_tol / 2000``; a point that lands on the other side re-aims (at most four
+        points in all, one where evaluations are expensive); an end moves only on a certified
+        answer, and an undecided point ends the polish."""
+        stages = [1 / 50, 1 / 2000] if self.cheap else [1 / 50]
+        toward_good = 1.0 if (end == "good") == self.decreasing else -1.0
+        for _ in range(4 if self.cheap else 1):
             if not stages or len(self.hist) >= self.max_evaluations:
                 return
             frac = stages[0]
             root = self._secant()
             if root is None:
                 root = self.middle()
-            step = self.rel_tol * frac * abs(root)
-            x = root + step if self.decreasing else root - step
+            x = root + toward_good * self.rel_tol * frac * abs(root)
             if not self.inside(x):
                 return
-            # the delta bracket must resolve F(x) from the target (|d log F| ~ slope * frac):
             # aim at rel_tol (narrower structured plans can cost a second or more)
             tol = min(self.tol, max(1e-6, self.rel_tol))
             try:
@@ -357,11 +359,12 @@ class _Search:
                 return
             if r.upper <= self.target:
                 self.good = x
-                stages.pop(0)
             elif r.lower > self.target:
-                self.bad = x            # progress too; aim again from the better root
+                self.bad = x
             else:
                 return
+            if (r.upper <= self.target) == (end == "good"):
+                stages.pop(0)           # the answer moved; else aim again from a better root
 
     # -- estimates -----------------------------------------------------------------------
     def _slope(self) -> float:
@@ -452,7 +455,7 @@ def epsilon_of_curve(curve: Curve, delta: float, max_eps: float, *,
     if curve.delta_for_search(hi, TOL_LOOSE, 0.0).upper > delta:
         hi = max_eps * (1 + 64 * U) + 1e-300
     c = crossing(curve, delta, 0.0, hi, decreasing=True, rel_tol=rel_tol, progress=progress,
-                 name="eps")
+                 name="eps", polish="bad" if bound == "lower" else "good")
     return Bound("eps", c.lo, c.hi, bound, ",".join(c.methods), n, mechanism,
                  {"delta": delta}, details={"evaluations": c.evaluations,
                                             "history": c.history})
