@@ -1,10 +1,13 @@
 # amp: library + Jupyter Book. All targets work offline except for PyPI, Debian apt and npm.
 #
 #   make book    venv + offline assets + full book build (warnings are errors) -> _build/html
-#   make test    THE test command (CI runs it via .ci/run): unit tests, notebook tests (nbval),
-#                from-scratch book build, browser check of every page of _build/html
+#   make test    THE test command (CI runs it via .ci/run): unit tests, doctests, clean install
+#                of the wheel, notebook tests (nbval), from-scratch book build, browser check
 #   make live    serve the book's notebooks with a live kernel (Voila) on 127.0.0.1:$(LIVE_PORT)
 #   make venv    only create/update .venv (idempotent; a stamp file makes it instant when done)
+#   make doctest the docstring examples of amp (the API reference pages)
+#   make wheel   build the library wheel into _build/dist; make install-check: install it alone
+#                into a fresh venv (numpy + scipy only) and call the CLI
 #   make assets  only fetch the ipywidgets loader into book/_static/widgets (gitignored)
 #   make clean   remove _build and artifacts (keeps .venv)
 
@@ -22,10 +25,10 @@ WIDGETS   := book/_static/widgets/embed.js
 LIVE_PORT ?= 8866
 JB_FLAGS  ?= -W -n --keep-going --all
 
-.PHONY: help venv assets book book-clean test live clean
+.PHONY: help venv assets book book-clean test doctest wheel install-check live clean
 
 help:
-	@sed -n '3,10p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,13p' Makefile | sed 's/^# \{0,1\}//'
 
 # -------------------------------------------------------------------------- environment
 # Re-run when requirements or the package metadata change; otherwise the stamp makes it a no-op.
@@ -66,6 +69,16 @@ book-clean: $(STAMP) $(WIDGETS)
 # -------------------------------------------------------------------------- tests
 test:
 	scripts/run_tests.sh
+
+doctest: $(STAMP)
+	$(BIN)/python -m pytest --doctest-modules amp -p no:cacheprovider -o addopts="" -q
+
+wheel:
+	$(PYTHON) -m pip wheel . --no-deps -w _build/dist
+	rm -rf build
+
+install-check:
+	scripts/check_install.sh
 
 # -------------------------------------------------------------------------- live
 live: $(LIVE_STAMP)

@@ -21,7 +21,7 @@ Neighbouring datasets differ in one user's input (replace-one). The core imports
 scipy only; figures (:mod:`amp.viz`) import matplotlib lazily.
 """
 
-from amp.api import calibrate_eps0, delta, epsilon, epsilon_for, profile
+from amp.api import calibrate_eps0, compose, delta, epsilon, epsilon_for, profile
 from amp.core.errors import AmpError, NumericalError, ParameterError
 from amp.core.result import NEIGHBOURING, Bound
 from amp.mechanisms import (BLH, GPARV, KRR, OLH, OUE, RAPPOR, HadamardResponse,
@@ -32,7 +32,7 @@ from amp.profile import PrivacyProfile
 from amp.core.version import __version__  # noqa: E402
 
 __all__ = [
-    "delta", "epsilon", "epsilon_for", "profile", "calibrate_eps0",
+    "delta", "epsilon", "epsilon_for", "profile", "calibrate_eps0", "compose",
     "Bound", "PrivacyProfile", "NEIGHBOURING",
     "AmpError", "NumericalError", "ParameterError",
     "Mechanism", "KRR", "RAPPOR", "OUE", "OLH", "BLH", "HadamardResponse", "MatrixMechanism",

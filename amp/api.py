@@ -2,7 +2,7 @@
 
 >>> import amp
 >>> m = amp.KRR(4.0, k=10)
->>> r = amp.epsilon(m, 10_000, 1e-6)          # Theorem 4 (blanket) upper bound
+>>> r = amp.epsilon(m, 10_000, 1e-6)       # Theorem 4 (blanket) bound
 >>> r.value == r.upper and r.rel_width <= 1e-4
 True
 
@@ -16,6 +16,7 @@ neighbours when one user's input is replaced (both directions are covered).
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Callable, Iterable
 
 import numpy as np
@@ -28,8 +29,11 @@ from amp.inversion import (DEFAULT_EPS_REL_TOL, Progress, TOL_LOOSE, crossing,
                          epsilon_of_curve, estimate_epsilon)
 from amp.mechanisms.table1 import Mechanism
 from amp.profile import PrivacyProfile, check_bound, check_mechanism
+from amp import rounds as R
+from amp.mechanisms.subsampled import Subsampled
 
 __all__ = ["profile", "delta", "epsilon", "epsilon_for", "epsilon_estimate", "calibrate_eps0",
+           "compose",
            "DEFAULT_REL_TOL", "DEFAULT_EPS_REL_TOL"]
 
 
@@ -39,22 +43,114 @@ def _rel_tol(value: object, name: str = "rel_tol") -> float:
 
 def profile(mechanism: Mechanism, n: int, *, bound: str = "upper",
             method: str = "auto") -> PrivacyProfile:
-    """The certified privacy profile ``delta(eps)`` of ``mechanism`` for ``n`` users
-    (:class:`~amp.profile.PrivacyProfile`): build once, then ask :func:`epsilon_for` or
-    ``profile.delta(eps)`` many times; the eps-free tables are reused."""
+    """The certified privacy profile ``delta(eps)`` of ``mechanism`` for ``n`` users.
+
+    Build once, then ask :func:`epsilon_for` or ``profile.delta(eps)`` many times: the eps-free
+    tables of every pair law are reused. Implements the optimal decomposition (privacy blanket)
+    bound of Theorems 3-4 (``bound="upper"``) or the lower bound of Theorem 5
+    (``bound="lower"``), as a function of ``eps``.
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+        The local randomizer, e.g. ``amp.KRR(4.0, k=10)`` (Table 1 rows, matrices, joint
+        compositions).
+    n : int
+        Number of users, ``>= 1``.
+    bound : {"upper", "lower"}, default "upper"
+        Theorem 4's blanket bound or Theorem 5's lower bound.
+    method : {"auto", "structured", "fft", "exact"}, default "auto"
+        The ``delta`` backend; ``"auto"`` picks one per law and reports it in ``Bound.method``.
+
+    Returns
+    -------
+    PrivacyProfile
+        The profile: the maximum over the mechanism's pair laws.
+
+    Raises
+    ------
+    ParameterError
+        A bad mechanism, ``n``, ``bound`` or ``method`` (the message names it).
+
+    Examples
+    --------
+    >>> import amp
+    >>> prof = amp.profile(amp.KRR(4.0, k=10), 10_000)
+    >>> prof
+    PrivacyProfile(10-RR (eps0=4), n=10000, bound='upper', 1 law(s))
+    >>> [f"{b.value:.3e}" for b in prof.delta([0.3, 0.5])]
+    ['2.628e-05', '2.786e-09']
+    >>> round(amp.epsilon_for(prof, 1e-8).value, 3)
+    0.476
+    """
     return PrivacyProfile(mechanism, n, bound=bound, method=method)
 
 
 def delta(mechanism: Mechanism, n: int, eps: float | Iterable[float], *, bound: str = "upper",
-          rel_tol: float = DEFAULT_REL_TOL, method: str = "auto") -> Bound | list[Bound]:
+          rel_tol: float = DEFAULT_REL_TOL, method: str = "auto", rounds: int = 1,
+          sampling: float = 1.0) -> Bound | list[Bound]:
     """Certified ``delta(eps)`` of ``mechanism`` shuffled among ``n`` users.
 
-    ``bound="upper"``: Theorem 4's blanket bound, max over pair laws (value = upper end).
-    ``bound="lower"``: Theorem 5's value, max over third inputs (value = lower end).
-    ``rel_tol``: largest relative width of the bracket. A sequence of ``eps`` gives a list.
+    ``bound="upper"``: Theorem 4's blanket bound (the optimal general clone decomposition,
+    Theorem 3), the maximum over the mechanism's pair laws; ``value`` is the bracket's upper
+    end. ``bound="lower"``: Theorem 5's explicit dataset pair, maximised over third inputs;
+    ``value`` is the lower end. Computed by the certified version of Algorithm 4 (Section 5).
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+        The local randomizer, e.g. ``amp.KRR(4.0, k=10)``.
+    n : int
+        Number of users, ``>= 1``.
+    eps : float or sequence of float
+        Central ``eps >= 0``; a sequence gives a list of results in the same order.
+    bound : {"upper", "lower"}, default "upper"
+        Theorem 4's blanket bound or Theorem 5's lower bound.
+    rel_tol : float, default 2e-3
+        Largest relative width ``(upper - lower) / upper`` of each bracket.
+    method : {"auto", "structured", "fft", "exact"}, default "auto"
+        The backend; ``"auto"`` picks and reports it in ``Bound.method``.
+    rounds : int, default 1
+        Number of adaptive rounds. ``rounds > 1``: the bracket encloses the true composed
+        ``delta`` of the shuffled mechanism (upper: dominating connect-the-dots PLDs of
+        Theorem 4's profile; lower: the Theorem 5 pair run every round; :mod:`amp.rounds`,
+        needs ``pip install 'amp-shuffle[rounds]'``); ``rel_tol`` and ``method`` do not apply.
+    sampling : float, default 1.0
+        Poisson client subsampling rate ``q`` in ``(0, 1]``: each user takes part in a round
+        with probability ``q`` (:class:`amp.mechanisms.subsampled.Subsampled`).
+
+    Returns
+    -------
+    Bound or list of Bound
+        Quantity ``"delta"``: the exact value of the selected bound lies in ``bracket``.
+
+    Raises
+    ------
+    ParameterError
+        Bad input (the message names the parameter).
+    NumericalError
+        ``rel_tol`` cannot be certified.
+
+    Examples
+    --------
+    >>> import amp
+    >>> m = amp.KRR(4.0, k=10)
+    >>> r = amp.delta(m, 10_000, 0.5)
+    >>> f"{r.value:.4e}", r.value == r.upper, r.rel_width <= 2e-3
+    ('2.7864e-09', True, True)
+    >>> low = amp.delta(m, 10_000, 0.3, bound="lower")       # Theorem 5
+    >>> up = amp.delta(m, 10_000, 0.3)
+    >>> low.value <= up.value
+    True
     """
     check_mechanism(mechanism)
     check_bound(bound)
+    mechanism, rounds = _rounds_and_sampling(mechanism, rounds, sampling)
+    if rounds > 1:
+        if np.ndim(eps):
+            return [_side(R.delta_rounds(mechanism, n, float(e), rounds), bound)
+                    for e in np.asarray(list(eps), dtype=float).ravel()]
+        return _side(R.delta_rounds(mechanism, n, eps, rounds), bound)
     rel_tol = _rel_tol(rel_tol)
     eps_hint = None if np.ndim(eps) else V.positive_float("eps", eps, allow_zero=True)
     prof = PrivacyProfile(mechanism, n, bound=bound, method=method, eps_hint=eps_hint)
@@ -63,19 +159,120 @@ def delta(mechanism: Mechanism, n: int, eps: float | Iterable[float], *, bound: 
 
 def epsilon(mechanism: Mechanism, n: int, delta: float, *, bound: str = "upper",
             rel_tol: float = DEFAULT_EPS_REL_TOL, method: str = "auto",
-            progress: Progress | None = None) -> Bound:
+            progress: Progress | None = None, rounds: int = 1,
+            sampling: float = 1.0) -> Bound:
     """Certified ``eps(delta)``: the smallest eps whose selected bound is ``<= delta``.
 
     ``bound="upper"`` (default): ``value`` (the bracket's upper end) is a guaranteed-valid eps
-    for the shuffled mechanism. ``bound="lower"``: ``value`` (the lower end) is certified below
-    the mechanism's true eps. The bracket is at most ``rel_tol`` wide (relative; default
-    ``1e-4``); :class:`~amp.core.errors.NumericalError` says why when that cannot be reached.
+    for the shuffled mechanism (Theorem 4, the optimal decomposition bound). ``bound="lower"``:
+    ``value`` (the lower end) is certified below the mechanism's true eps (Theorem 5). The
+    search inverts the certified ``delta(eps)`` curve (:func:`amp.inversion.crossing`).
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+        The local randomizer, e.g. ``amp.RAPPOR(4.0)``.
+    n : int
+        Number of users, ``>= 1``.
+    delta : float
+        Target ``delta`` in ``(0, 1)``.
+    bound : {"upper", "lower"}, default "upper"
+        Theorem 4's blanket bound or Theorem 5's lower bound.
+    rel_tol : float, default 1e-4
+        Largest relative width of the returned bracket.
+    method : {"auto", "structured", "fft", "exact"}, default "auto"
+        The ``delta`` backend.
+    progress : callable, optional
+        Called with one-line progress messages during long searches.
+    rounds : int, default 1
+        Number of adaptive rounds. ``rounds > 1``: ``[lower, upper]`` encloses the true
+        composed ``eps(delta)`` of the shuffled mechanism; ``upper`` is certified (dominating
+        connect-the-dots PLDs of Theorem 4's profile, composed), ``lower`` comes from the
+        Theorem 5 dataset pair run every round (:mod:`amp.rounds`, needs ``pip install
+        'amp-shuffle[rounds]'``); ``rel_tol`` and ``method`` do not apply.
+    sampling : float, default 1.0
+        Poisson client subsampling rate ``q`` in ``(0, 1]`` (a user who does not take part
+        sends nothing; :class:`amp.mechanisms.subsampled.Subsampled`).
+
+    Returns
+    -------
+    Bound
+        Quantity ``"eps"``; ``value`` is the number to use.
+
+    Raises
+    ------
+    ParameterError
+        Bad input (the message names the parameter).
+    NumericalError
+        The accuracy ``rel_tol`` cannot be certified (the message says why).
+
+    Examples
+    --------
+    >>> import amp
+    >>> r = amp.epsilon(amp.KRR(4.0, k=10), 10_000, 1e-6)
+    >>> round(r.value, 4), r.value == r.upper, r.rel_width <= 1e-4
+    (0.3805, True, True)
+    >>> round(amp.epsilon(amp.OUE(4.0), 10_000, 1e-6).value, 4)
+    0.2788
     """
     check_mechanism(mechanism)
     check_bound(bound)
     V.probability_open("delta", delta)
+    mechanism, rounds = _rounds_and_sampling(mechanism, rounds, sampling)
+    if rounds > 1:
+        return _side(R.epsilon_rounds(mechanism, n, delta, rounds), bound)
     return epsilon_for(PrivacyProfile(mechanism, n, bound=bound, method=method), delta,
                        rel_tol=rel_tol, progress=progress)
+
+
+def _rounds_and_sampling(mechanism: Mechanism, rounds: object,
+                         sampling: object) -> tuple[Mechanism, int]:
+    """The per-round randomizer (``Subsampled`` when ``sampling < 1``) and the checked rounds."""
+    T = R.check_rounds(rounds)
+    q = R.check_sampling(sampling)
+    return (mechanism if q == 1 else Subsampled(mechanism, q)), T
+
+
+def _side(b: Bound, bound: str) -> Bound:
+    """A composed bracket with ``value`` on the side the caller selected."""
+    return b if bound == "upper" else replace(b, bound="lower")
+
+
+def compose(rounds: Iterable[object], *, delta: float | None = None,
+            eps: float | None = None) -> Bound:
+    """Certified ``eps(delta)`` (give ``delta``) or ``delta(eps)`` (give ``eps``) after
+    heterogeneous adaptive rounds, each its own mechanism, ``n`` and sampling rate.
+
+    ``rounds``: :class:`amp.rounds.Round` objects or tuples ``(mechanism, n[, sampling[,
+    times]])``. The bracket encloses the true composed value (:func:`amp.rounds.compose`):
+    the upper end composes each round's Theorem 4 profile, the lower end each round's
+    Theorem 5 pair. Needs the ``rounds`` extra (``pip install 'amp-shuffle[rounds]'``).
+
+    Parameters
+    ----------
+    rounds : iterable of Round or tuple
+        The rounds, each ``(mechanism, n)``, ``(mechanism, n, sampling)`` or
+        ``(mechanism, n, sampling, times)``.
+    delta : float, optional
+        Target ``delta``: the answer is ``eps(delta)``. Give exactly one of ``delta``, ``eps``.
+    eps : float, optional
+        Central ``eps``: the answer is ``delta(eps)``.
+
+    Returns
+    -------
+    Bound
+        Quantity ``"eps"`` or ``"delta"`` of the composition.
+
+    Examples
+    --------
+    >>> import amp
+    >>> rounds = [(amp.KRR(2.0, k=10), 10_000),
+    ...           (amp.KRR(1.0, k=10), 5_000, 0.5, 3)]
+    >>> r = amp.compose(rounds, delta=1e-6)
+    >>> r.lower <= r.value == r.upper
+    True
+    """
+    return R.compose(rounds, delta=delta, eps=eps)
 
 
 def epsilon_for(prof: PrivacyProfile, delta: float, *, rel_tol: float = DEFAULT_EPS_REL_TOL,
@@ -84,7 +281,30 @@ def epsilon_for(prof: PrivacyProfile, delta: float, *, rel_tol: float = DEFAULT_
 
     The profile is the maximum over its laws, so its ``eps(delta)`` is the maximum of the laws'
     thresholds: each law is searched (:func:`amp.inversion.crossing`) and the brackets' ends are
-    combined by ``max``.
+    combined by ``max``. The bound is the profile's (Theorem 4 or Theorem 5).
+
+    Parameters
+    ----------
+    prof : PrivacyProfile
+        A profile from :func:`profile` (or :class:`~amp.profile.PrivacyProfile`).
+    delta : float
+        Target ``delta`` in ``(0, 1)``.
+    rel_tol : float, default 1e-4
+        Largest relative width of the returned bracket.
+    progress : callable, optional
+        Called with one-line progress messages during long searches.
+
+    Returns
+    -------
+    Bound
+        Quantity ``"eps"``, with one part per law in ``parts``.
+
+    Examples
+    --------
+    >>> import amp
+    >>> prof = amp.profile(amp.KRR(4.0, k=10), 10_000)
+    >>> [round(amp.epsilon_for(prof, d).value, 4) for d in (1e-6, 1e-8)]
+    [0.3805, 0.476]
     """
     if not isinstance(prof, PrivacyProfile):
         raise ParameterError(f"prof must be a PrivacyProfile, got {type(prof).__name__}")
@@ -103,8 +323,34 @@ def epsilon_for(prof: PrivacyProfile, delta: float, *, rel_tol: float = DEFAULT_
 
 def epsilon_estimate(mechanism: Mechanism, n: int, delta: float, *,
                      bound: str = "upper") -> float:
-    """Uncertified saddle-point estimate of ``eps(delta)`` (max over the profile's laws): fast,
-    for quick figures; NOT a privacy guarantee (use :func:`epsilon` for that)."""
+    """Uncertified saddle-point estimate of ``eps(delta)`` (max over the profile's laws).
+
+    Fast, for quick figures of the Theorem 4 (or Theorem 5) curve; NOT a privacy guarantee
+    (use :func:`amp.epsilon` for that). Meant for smooth curves (large ``n``).
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+        The local randomizer.
+    n : int
+        Number of users.
+    delta : float
+        Target ``delta`` in ``(0, 1)``.
+    bound : {"upper", "lower"}, default "upper"
+        Which curve to estimate.
+
+    Returns
+    -------
+    float
+        An estimate of ``eps(delta)``, not certified.
+
+    Examples
+    --------
+    >>> import amp
+    >>> from amp.api import epsilon_estimate
+    >>> round(epsilon_estimate(amp.KRR(4.0, k=10), 10_000, 1e-6), 2)
+    0.38
+    """
     prof = PrivacyProfile(mechanism, n, bound=bound)
     delta_ = V.probability_open("delta", delta)
     return max(estimate_epsilon(c, delta_, c.max_eps) for c in prof.curves)
@@ -141,7 +387,41 @@ def calibrate_eps0(make: Callable[[float], Mechanism], n: int, eps: float, delta
     ``[value, upper]`` has ``delta_lower(eps) > delta`` at ``upper`` (or ``upper = eps0_max``),
     so it encloses the exact threshold of the blanket bound when that is monotone in ``eps0``
     (observed for every mechanism of the paper, not proven; the value is certified
-    regardless). Returns a :class:`~amp.core.result.Bound` of quantity ``"eps0"``.
+    regardless).
+
+    Parameters
+    ----------
+    make : callable
+        ``eps0 -> Mechanism``, the family to calibrate.
+    n : int
+        Number of users, ``>= 1``.
+    eps : float
+        Target central ``eps > 0``.
+    delta : float
+        Target ``delta`` in ``(0, 1)``.
+    rel_tol : float, default 1e-4
+        Largest relative width of the returned bracket.
+    eps0_max : float, optional
+        Largest ``eps0`` searched.
+    progress : callable, optional
+        Called with one-line progress messages.
+    method : {"auto", "structured", "fft", "exact"}, default "auto"
+        The ``delta`` backend.
+
+    Returns
+    -------
+    Bound
+        Quantity ``"eps0"``; ``value`` (the lower end) is the largest certified-safe ``eps0``.
+
+    Examples
+    --------
+    >>> import amp
+    >>> family = lambda e0: amp.KRR(e0, k=10)
+    >>> r = amp.calibrate_eps0(family, 10_000, 0.5, 1e-6)
+    >>> round(r.value, 3), r.value == r.lower
+    (4.428, True)
+    >>> amp.delta(amp.KRR(r.value, k=10), 10_000, 0.5).value <= 1e-6
+    True
     """
     n = V.int_at_least("n", n, 1)
     eps = V.positive_float("eps", eps)

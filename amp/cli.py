@@ -4,6 +4,7 @@ Contract (other tools rely on it)::
 
     python -m amp delta   --mechanism M [opts] --n N --eps E   [--bound B] [--json]
     python -m amp epsilon --mechanism M [opts] --n N --delta D [--bound B] [--json]
+        [--rounds T] [--sampling q]: T adaptive rounds, each user taking part w.p. q
     python -m amp eps0    --mechanism M [opts] --n N --eps E --delta D [--json]
     M: krr (--k K) | rappor | oue | blh | olh (--g G) | hadamard  [--eps0 X] [--d D]
        matrix (--matrix FILE: .csv, .npy or .json; eps0 comes from the matrix)
@@ -29,6 +30,7 @@ import numpy as np
 from amp.core.version import __version__
 from amp import api as B
 from amp.core.errors import AmpError, NumericalError, ParameterError
+from amp.core.extras import MissingExtraError
 from amp.core.validate import show
 from amp.backends.dispatch import METHODS
 from amp.mechanisms import registry
@@ -73,7 +75,23 @@ def _real(name: str) -> Callable[[str], float]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser (exposed for tests and docs)."""
+    """The argument parser of ``amp`` (exposed for tests and docs).
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        With the subcommands ``delta``, ``epsilon`` and ``eps0``; errors raise instead of
+        printing the usage (:func:`main` turns them into one line and exit code 2).
+
+    Examples
+    --------
+    >>> from amp.cli import build_parser
+    >>> argv = ["epsilon", "-m", "krr", "--k", "10", "--eps0", "4",
+    ...         "--n", "10000", "--delta", "1e-6", "--json"]
+    >>> args = build_parser().parse_args(argv)
+    >>> args.command, args.mechanism, args.k, args.json
+    ('epsilon', 'krr', 10, True)
+    """
     p = _Parser(prog="python -m amp",
                 description="Certified privacy amplification by shuffling (optimal blanket "
                             "bounds, Theorem 5 lower bounds and baselines).")
@@ -104,6 +122,11 @@ def build_parser() -> argparse.ArgumentParser:
         if "delta" in needs:
             s.add_argument("--delta", type=_real("delta"), required=True, help="target delta")
         if name != "eps0":
+            s.add_argument("--rounds", type=_positive_int("rounds"), default=1,
+                           help="number of adaptive rounds T (default 1; T > 1: composed "
+                                "bracket, needs amp-shuffle[rounds])")
+            s.add_argument("--sampling", type=_real("sampling"), default=1.0,
+                           help="Poisson client subsampling rate q in (0, 1] (default 1)")
             s.add_argument("--bound", default="upper",
                            help="upper (default) | lower (Theorem 5) | "
                                 + " | ".join(BASELINE_BOUNDS))
@@ -178,7 +201,28 @@ def _progress_printer(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> dict:
-    """Execute a parsed command and return the JSON-ready answer."""
+    """Execute a parsed command and return the JSON-ready answer (the ``--json`` object).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Parsed by :func:`build_parser`.
+
+    Returns
+    -------
+    dict
+        :meth:`amp.Bound.as_dict` of the answer, or a baseline's answer.
+
+    Examples
+    --------
+    >>> from amp.cli import build_parser, run
+    >>> argv = ["delta", "-m", "rappor", "--eps0", "4", "--n", "10000",
+    ...         "--eps", "0.5"]
+    >>> args = build_parser().parse_args(argv)
+    >>> ans = run(args)
+    >>> ans["quantity"], ans["method"], f"{ans['value']:.4e}"
+    ('delta', 'structured', '6.8906e-10')
+    """
     make = mechanism_factory(args)
     prog = _progress_printer(args)
     cmd = args.command
@@ -201,12 +245,16 @@ def run(args: argparse.Namespace) -> dict:
     bound = args.bound
     if bound in CORE_BOUNDS:
         kw = {} if args.rel_tol is None else {"rel_tol": args.rel_tol}
+        kw.update(rounds=args.rounds, sampling=args.sampling)
         if cmd == "delta":
             res = B.delta(mech, args.n, args.eps, bound=bound, method=args.method, **kw)
         else:
             res = B.epsilon(mech, args.n, args.delta, bound=bound, progress=prog,
                             method=args.method, **kw)
-        return res.as_dict()
+        return {**res.as_dict(), "rounds": args.rounds, "sampling": args.sampling}
+    if args.rounds != 1 or args.sampling != 1.0:
+        raise ParameterError(f"--rounds and --sampling apply to --bound upper|lower only, not "
+                             f"{show(bound)}")
     if bound in BASELINE_BOUNDS:
         if args.method != "auto":
             raise ParameterError(f"--method applies to --bound upper|lower only, not {show(bound)}")
@@ -237,7 +285,37 @@ def _format(ans: dict) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the process exit code."""
+    """Entry point of ``amp`` and ``python -m amp``; returns the process exit code.
+
+    Runs one of the three commands of the module docstring: ``delta`` (Theorem 4's certified
+    ``delta(eps)``, or Theorem 5 with ``--bound lower``, or a baseline), ``epsilon`` (its
+    certified inverse ``eps(delta)``) and ``eps0`` (the largest local level for a target).
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        The arguments (default: ``sys.argv[1:]``), e.g. ``["--version"]``.
+
+    Returns
+    -------
+    int
+        ``0`` on success; ``2`` for bad input and ``3`` for an accuracy that cannot be
+        certified, each with one line on stderr and no traceback; ``1`` for an internal error.
+
+    Examples
+    --------
+    >>> from amp.cli import main
+    >>> main(["epsilon", "--mechanism", "krr", "--k", "10", "--eps0", "4",
+    ...       "--n", "10000", "--delta", "1e-6"])
+    10-RR (eps0=4), n = 10000, bound: upper
+    given delta = 1e-06
+    eps = 0.380494   (bracket of the exact value [0.380488, 0.380494],
+    method: structured)
+    0
+    >>> main(["delta", "--mechanism", "krr", "--k", "1", "--eps0", "4",
+    ...       "--n", "100", "--eps", "0.5"])        # bad input: exit 2
+    2
+    """
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -250,6 +328,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except NumericalError as exc:
         print(f"amp: numerical error: {exc}", file=sys.stderr)
+        return 3
+    except MissingExtraError as exc:     # an optional dependency (e.g. --rounds) is missing
+        print(f"amp: error: {exc}", file=sys.stderr)
         return 3
     except (AmpError, OverflowError, MemoryError) as exc:
         print(f"amp: error: {exc}", file=sys.stderr)

@@ -6,10 +6,14 @@
 #   1. env      .venv from requirements.txt + `pip install -e .` (stamp: instant when done),
 #               ipywidgets loader for the offline site (make venv assets)
 #   2. chromium Debian chromium for the browser check (apt-get install, only if missing)
-#   3. unit     pytest tests (pyproject addopts: -m 'not slow'); the browser test is left to step 6
-#   4. nbval    pytest --nbval-lax book/ (every notebook runs top to bottom; "no notebooks" is ok)
-#   5. book     from scratch: rm -rf _build; jupyter-book build . -W -n --keep-going --all
-#   6. browser  pytest tests/test_browser.py against _build/html (AMP_REQUIRE_SITE=1: a missing
+#   3. unit     pytest tests (pyproject addopts: -m 'not slow'); the browser test is left to step 8
+#   4. doctest  pytest --doctest-modules amp (the examples of every docstring, i.e. of the book's
+#               API reference)
+#   5. install  scripts/check_install.sh: build the wheel, install it alone into a fresh venv
+#               (numpy + scipy only), `amp --version` and one CLI answer; prints the install time
+#   6. nbval    pytest --nbval-lax book/ (every notebook runs top to bottom; "no notebooks" is ok)
+#   7. book     from scratch: rm -rf _build; jupyter-book build . -W -n --keep-going --all
+#   8. browser  pytest tests/test_browser.py against _build/html (AMP_REQUIRE_SITE=1: a missing
 #               site or browser fails)
 # Logs: artifacts/logs/<step>.log; screenshots: artifacts/screenshots/.
 set -euo pipefail
@@ -77,6 +81,11 @@ unit_tests() {
   return $rc
 }
 
+doctests() {
+  # every module of the package, examples in the docstrings (the API reference pages show them)
+  "$BIN/python" -m pytest --doctest-modules amp -p no:cacheprovider -o addopts="" -q
+}
+
 nbval_book() {
   local rc=0
   "$BIN/python" -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider book/ || rc=$?
@@ -91,6 +100,8 @@ run_step env make --no-print-directory venv assets
 if last_ok; then
   run_step chromium ensure_chromium
   run_step unit unit_tests
+  run_step doctest doctests
+  run_step install scripts/check_install.sh
   run_step nbval nbval_book
   run_step book make --no-print-directory book-clean
   if last_ok; then
@@ -101,7 +112,7 @@ if last_ok; then
     skip_step browser "the book did not build"
   fi
 else
-  for s in chromium unit nbval book browser; do skip_step "$s" "no environment"; done
+  for s in chromium unit doctest install nbval book browser; do skip_step "$s" "no environment"; done
 fi
 
 TOTAL=$(( $(date +%s) - T0 ))

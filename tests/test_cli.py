@@ -143,3 +143,25 @@ def test_method_option_forces_and_reports_the_path(capsys):
     assert "structured" in capsys.readouterr().err
     assert main(["delta", "-m", "krr", "--k", "10", "--eps0", "4", "--n", "2000", "--eps",
                  "0.5", "--bound", "hoeffding", "--method", "fft"]) == 2
+
+
+def test_missing_extra_is_one_line_not_an_internal_error(monkeypatch, capsys):
+    """Without dp-accounting, --rounds says which extra to install (exit 3), in one line."""
+    import importlib
+
+    from amp import cli
+    from amp.core import extras
+
+    real = importlib.import_module
+
+    def fake(name, *a, **k):
+        if name.startswith("dp_accounting"):
+            raise ImportError(f"No module named {name!r}")
+        return real(name, *a, **k)
+
+    monkeypatch.setattr(extras.importlib, "import_module", fake)
+    rc = cli.main(["epsilon", "--mechanism", "krr", "--k", "10", "--eps0", "2", "--n", "1000",
+                   "--delta", "1e-6", "--rounds", "3", "--quiet"])
+    err = capsys.readouterr().err
+    assert rc == 3 and err.count("\n") == 1 and "amp-shuffle[rounds]" in err
+    assert "internal error" not in err

@@ -63,9 +63,10 @@ class Baseline:
     ----------
     name : str
         Registry key (also the CLI's ``--bound`` value).
-    delta, epsilon : callable
-        ``(source, n, eps) -> Bound`` and ``(source, n, delta) -> Bound`` (lists of
-        :class:`~amp.core.result.Bound` for array inputs).
+    delta : callable
+        ``(source, n, eps) -> Bound`` (a list of :class:`~amp.core.result.Bound` for an array).
+    epsilon : callable
+        ``(source, n, delta) -> Bound`` (a list for an array of ``delta``).
     generic : bool
         True when the bound depends on the randomizer only through ``eps0``.
     valid : bool
@@ -82,6 +83,7 @@ class Baseline:
     reference: str
 
 
+#: The registry: baseline name (also the CLI's ``--bound`` value) -> :class:`Baseline`.
 BOUNDS: dict[str, Baseline] = {
     "clone": Baseline("clone", clone_delta, clone_epsilon, True, True,
                       "Feldman, McMillan, Talwar, FOCS 2021 (Theorem 3 of the paper)"),

@@ -323,6 +323,12 @@ def hoeffding_delta(source: float | GPARV | object, n: int, eps: float | np.ndar
         Central ``eps``.
     range_mode : {"published", "remark1", "exact"}, optional
         Default ``"published"`` for the generic bound, ``"exact"`` for laws.
+
+    Examples
+    --------
+    >>> from amp.baselines import hoeffding_delta
+    >>> f"{hoeffding_delta(amp.KRR(4.0, k=10), 10_000, 0.5).value:.3e}"
+    '8.593e-03'
     """
     return _delta("hoeffding", source, n, eps, range_mode, "corrected")
 
@@ -331,7 +337,14 @@ def hoeffding_epsilon(source: float | GPARV | object, n: int, delta: float | np.
                       range_mode: RangeMode | None = None, xtol: float = 1e-9
                       ) -> Bound | list[Bound]:
     """Smallest ``eps`` in ``[0, eps0]`` with ``delta_H(eps) <= delta`` (one certified search,
-    :func:`amp.inversion.crossing`, relative tolerance ``xtol``)."""
+    :func:`amp.inversion.crossing`, relative tolerance ``xtol``).
+
+    Examples
+    --------
+    >>> from amp.baselines import hoeffding_epsilon
+    >>> round(hoeffding_epsilon(amp.KRR(4.0, k=10), 10_000, 1e-6).value, 4)
+    1.1213
+    """
     return _epsilon("hoeffding", source, n, delta, range_mode, "corrected", xtol)
 
 
@@ -342,6 +355,12 @@ def bennett_delta(source: float | GPARV | object, n: int, eps: float | np.ndarra
 
     ``variant="corrected"`` (default) is a valid upper bound; ``"balle-code"`` reproduces the
     authors' code and returns ``certified=False``.
+
+    Examples
+    --------
+    >>> from amp.baselines import bennett_delta
+    >>> f"{bennett_delta(amp.KRR(4.0, k=10), 10_000, 0.5).value:.3e}"
+    '2.455e-07'
     """
     return _delta("bennett", source, n, eps, range_mode, _check_variant(variant))
 
@@ -351,5 +370,12 @@ def bennett_epsilon(source: float | GPARV | object, n: int, delta: float | np.nd
                     variant: Literal["corrected", "balle-code"] = "corrected",
                     xtol: float = 1e-9) -> Bound | list[Bound]:
     """Smallest ``eps`` in ``[0, eps0]`` with ``delta_B(eps) <= delta`` (one certified search,
-    :func:`amp.inversion.crossing`, relative tolerance ``xtol``)."""
+    :func:`amp.inversion.crossing`, relative tolerance ``xtol``).
+
+    Examples
+    --------
+    >>> from amp.baselines import bennett_epsilon
+    >>> round(bennett_epsilon(amp.KRR(4.0, k=10), 10_000, 1e-6).value, 4)
+    0.4661
+    """
     return _epsilon("bennett", source, n, delta, range_mode, _check_variant(variant), xtol)

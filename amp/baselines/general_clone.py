@@ -98,11 +98,11 @@ class GeneralCloneDecomposition:
         Weights of the shared components for ``R(x0)``, ``R(x1)`` and every input.
     beta : float
         Weight of the per-input leftover; ``sum(c) + beta = 1``.
-    Q1 : array_like, shape (k, |Y|)
-        Shared components (rows are distributions over the outputs).
-    Q_rest : array (d, |Y|), callable ``x -> distribution`` or None
+    Q1 : array_like, shape (k, m)
+        Shared components (rows are distributions over the ``m`` outputs).
+    Q_rest : array (d, m), callable ``x -> distribution`` or None
         Leftover distribution ``Q_x`` of every input ``x`` (needed when ``beta > 0``).
-    P : array_like, shape (d, |Y|), optional
+    P : array_like, shape (d, m), optional
         The randomizer matrix. When given, the decomposition is checked to reproduce it:
         ``P[x0] = a @ Q1``, ``P[x1] = b @ Q1`` and ``P[x] = c @ Q1 + beta Q_x`` for *every*
         input ``x`` (other users may hold any input, including ``x0`` and ``x1``), to
@@ -294,6 +294,18 @@ def general_clone_delta(decomposition: GeneralCloneDecomposition, n: int,
     when the enumeration is too large). Returns ``quantity="delta"``,
     ``bound="general-clone"`` (a list for an array ``eps``); ``[lower, upper]`` adds a relative
     allowance of 1e-11 around the enumerated value and ``value = upper``.
+
+    Examples
+    --------
+    >>> from amp.baselines import (general_clone_delta,
+    ...     merged_krr_decomposition, standard_clone_decomposition)
+    >>> best = merged_krr_decomposition(10, 4.0)    # Example 4.0
+    >>> std = standard_clone_decomposition(amp.KRR(4.0, k=10).matrix())
+    >>> [round(general_clone_delta(d, 100, 0.5).value, 4)
+    ...  for d in (best, std)]
+    [0.2367, 0.4444]
+    >>> round(amp.delta(amp.KRR(4.0, k=10), 100, 0.5).value, 4)
+    0.2367
     """
     if not isinstance(decomposition, GeneralCloneDecomposition):
         raise ParameterError(f"decomposition must be a GeneralCloneDecomposition, got "
@@ -330,8 +342,10 @@ def standard_clone_decomposition(P: object, x0: int = 0, x1: int = 1,
 
     Lemma 2 (Kairouz et al.) for the pair, with ``E = e^eps0`` and ``alpha = E/(E+1)``::
 
-        Q1^0 = (E R(x0) - R(x1)) / (E - 1),    Q1^1 = (E R(x1) - R(x0)) / (E - 1),
-        R(x0) = alpha Q1^0 + (1-alpha) Q1^1,    R(x1) = (1-alpha) Q1^0 + alpha Q1^1,
+        Q1^0 = (E R(x0) - R(x1)) / (E - 1),
+        Q1^1 = (E R(x1) - R(x0)) / (E - 1),
+        R(x0) = alpha Q1^0 + (1-alpha) Q1^1,
+        R(x1) = (1-alpha) Q1^0 + alpha Q1^1,
 
     and every input ``R(x) = Q1^0/(2E) + Q1^1/(2E) + (1 - 1/E) LO(x)`` with
     ``LO(x) = (R(x) - (R(x0) + R(x1))/(2E)) / (1 - 1/E)`` (non-negative by eps0-LDP).
@@ -397,8 +411,8 @@ def merged_krr_decomposition(k: int, eps0: float) -> GeneralCloneDecomposition:
     Components ``1_{x0}``, ``1_{x1}`` and ``U`` (uniform on the other ``k - 2`` values; omitted
     when ``k = 2``), with ``p = 1/(e^eps0 + k - 1)``, ``q = (k-2) p``::
 
-        a = (e^eps0 p, p, q),  b = (p, e^eps0 p, q),  c = (p, p, q),  beta = (e^eps0 - 1) p,
-        Q_x = 1_x.
+        a = (e^eps0 p, p, q),  b = (p, e^eps0 p, q),  c = (p, p, q),
+        beta = (e^eps0 - 1) p,  Q_x = 1_x.
     """
     mech = KRR(eps0, k=k)
     k, E, p = mech.k, math.exp(mech.eps0), mech.p

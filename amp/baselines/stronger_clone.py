@@ -84,6 +84,16 @@ def stronger_clone_claimed_delta(eps0: float, n: int, eps: float | np.ndarray, *
     :class:`StrongerCloneWarning` and returns ``certified=False``. ``p`` defaults to the
     generic ``1/(e^eps0 + 1)`` of claim (1). ``[lower, upper]`` encloses the exact divergence
     of the claimed pair.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from amp.baselines import stronger_clone_claimed_delta
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter('ignore')
+    ...     r = stronger_clone_claimed_delta(4.0, 10_000, 0.5)
+    >>> f"{r.value:.3e}", r.certified
+    ('1.988e-08', False)
     """
     warnings.warn(StrongerCloneWarning(NOT_VALID), stacklevel=2)
     eps0 = eps0_of(eps0)
@@ -106,7 +116,18 @@ def stronger_clone_claimed_epsilon(eps0: float, n: int, delta: float | np.ndarra
                                    xtol: float = 1e-9) -> Bound | list[Bound]:
     """``eps(delta)`` of the stronger clone claim by one certified search
     (:func:`amp.inversion.crossing`, relative tolerance ``xtol``). **NOT a valid bound**: emits a
-    :class:`StrongerCloneWarning` and returns ``certified=False``."""
+    :class:`StrongerCloneWarning` and returns ``certified=False``.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from amp.baselines import stronger_clone_claimed_epsilon as sc
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter('ignore')
+    ...     r = sc(4.0, 10_000, 1e-6)
+    >>> round(r.value, 4), r.certified
+    (0.4108, False)
+    """
     warnings.warn(StrongerCloneWarning(NOT_VALID), stacklevel=2)
     eps0 = eps0_of(eps0)
     n = V.int_at_least("n", n, 1)

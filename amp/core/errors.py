@@ -10,12 +10,53 @@ from __future__ import annotations
 
 
 class AmpError(Exception):
-    """Root of all errors raised by :mod:`amp`."""
+    """Root of all errors raised by :mod:`amp`.
+
+    Catch it to handle any failure of the library (bad input or unreachable accuracy); the
+    CLI turns it into a one-line message and a non-zero exit code. Not a paper object: the
+    guarantees of Theorems 4 and 5 are returned as :class:`~amp.core.result.Bound` or refused
+    with one of these.
+
+    Examples
+    --------
+    >>> import amp
+    >>> [issubclass(e, amp.AmpError)
+    ...  for e in (amp.ParameterError, amp.NumericalError)]
+    [True, True]
+    """
 
 
 class ParameterError(AmpError, ValueError):
-    """A user-supplied parameter is invalid; the message names it and its value."""
+    """A user-supplied parameter is invalid; the message names it and its value.
+
+    Also a :class:`ValueError`. Raised before any computation, e.g. for an ``eps0`` outside
+    the range of Definition 1 (``eps0 > 0``), ``n < 1`` or ``delta`` outside ``(0, 1)``
+    (Section 2); the CLI exits with code 2.
+
+    Examples
+    --------
+    >>> import amp
+    >>> try:
+    ...     amp.KRR(-1.0, k=10)
+    ... except amp.ParameterError as exc:
+    ...     print(exc)
+    eps0 must be > 0, got -1.0
+    """
 
 
 class NumericalError(AmpError, ArithmeticError):
-    """The requested accuracy cannot be certified (memory, floating-point floor, ...)."""
+    """The requested accuracy cannot be certified (memory, floating-point floor, ...).
+
+    Also an :class:`ArithmeticError`. Raised by the certified version of Algorithm 4 and the
+    ``eps(delta)`` search instead of returning a number that might be wrong; the message says
+    what limited the accuracy and the bracket certified so far. The CLI exits with code 3.
+
+    Examples
+    --------
+    >>> import amp
+    >>> try:
+    ...     amp.epsilon(amp.KRR(4.0, k=10), 10_000, 1e-6, rel_tol=1e-14)
+    ... except amp.NumericalError as exc:
+    ...     print(str(exc)[:45])
+    cannot resolve eps to relative width 1e-14: t
+    """

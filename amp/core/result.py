@@ -40,8 +40,10 @@ class Bound:
     ----------
     quantity : {"delta", "eps", "eps0"}
         What was computed.
-    lower, upper : float
-        The exact value of the selected bound lies in ``[lower, upper]``.
+    lower : float
+        Lower end of the bracket: the exact value of the selected bound is ``>= lower``.
+    upper : float
+        Upper end of the bracket: the exact value of the selected bound is ``<= upper``.
     bound : str
         ``"upper"``: the optimal decomposition (privacy blanket) bound, Theorems 3-4, an upper
         bound on the true privacy curve. ``"lower"``: Theorem 5's explicit dataset pair, a
@@ -61,6 +63,26 @@ class Bound:
         Backend diagnostics (grid step, windows, evaluations); not part of equality.
     parts : tuple
         The per-law :class:`Bound` objects whose maximum this is; not part of equality.
+
+    Notes
+    -----
+    ``value`` is derived (never stored): the upper end for an upper bound (Theorems 3-4 and the
+    baselines), the lower end for Theorem 5 and for a calibrated ``eps0``. So the number to use
+    cannot disagree with the certified bracket.
+
+    Examples
+    --------
+    >>> import amp
+    >>> r = amp.epsilon(amp.KRR(4.0, k=10), 10_000, 1e-6)
+    >>> r.quantity, r.bound, r.method, r.n
+    ('eps', 'upper', 'structured', 10000)
+    >>> round(r.value, 4), r.value == r.upper, r.lower <= r.estimate
+    (0.3805, True, True)
+    >>> sorted(r.as_dict())
+    ['bound', 'bracket', 'delta', 'mechanism', 'method', 'n', 'quantity',
+     'value']
+    >>> amp.Bound("eps", 0.2, 0.3, bound="lower").value     # Theorem 5
+    0.2
     """
 
     quantity: Quantity
@@ -87,7 +109,7 @@ class Bound:
     # ------------------------------------------------------------------ derived values
     @property
     def side(self) -> Literal["lower", "upper"]:
-        """The end of the bracket that is the answer: ``"lower"`` for a Theorem 5 lower bound
+        """The end of the bracket that is the answer, ``"lower"`` for a Theorem 5 lower bound
         and for a calibrated ``eps0`` (the largest certified-safe value), else ``"upper"``."""
         if self.quantity == "eps0" or self.bound == "lower":
             return "lower"
@@ -95,7 +117,7 @@ class Bound:
 
     @property
     def value(self) -> float:
-        """The number to use: the certified end of the bracket on the bound's safe side."""
+        """The number to use, the certified end of the bracket on the bound's safe side."""
         return self.lower if self.side == "lower" else self.upper
 
     @property

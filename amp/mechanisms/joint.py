@@ -258,6 +258,16 @@ class JointMechanism(Mechanism):
     name : str, optional
         Display name; by default ``"m-joint <name>"`` for identical components or the
         components' names joined by ``" x "``.
+
+    Examples
+    --------
+    >>> import amp
+    >>> j = amp.JointMechanism([amp.KRR(2.0, k=10)] * 2)   # eps0 = 2 + 2
+    >>> j.m, j.eps0, round(j.gamma, 4), len(j.gparv_laws())
+    (2, 4.0, 0.3723, 2)
+    >>> d = amp.delta(j, 10_000, 0.3)
+    >>> f"{d.value:.3e}", d.method
+    ('1.836e-11', 'fft')
     """
 
     def __init__(self, components: Sequence[Mechanism], name: str | None = None):

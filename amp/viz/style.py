@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 
+from amp.core.extras import require
+
 __all__ = ["FIGSIZE", "PANEL_FIGSIZE", "pyplot", "new_axes", "show", "finish_delta_axes",
            "delta_label"]
 
@@ -19,9 +21,12 @@ PANEL_FIGSIZE = (6.4, 3.8)
 
 
 def pyplot():
-    """``matplotlib.pyplot``, imported on first use (the core never imports matplotlib)."""
-    import matplotlib.pyplot as plt
-    return plt
+    """``matplotlib.pyplot``, imported on first use (the core never imports matplotlib).
+
+    Raises a one-line :class:`~amp.core.extras.MissingExtraError` (an ``ImportError``) naming
+    the extra to install, ``pip install 'amp-shuffle[plot]'``, when matplotlib is missing.
+    """
+    return require("matplotlib.pyplot", "plot", purpose="amp.viz figures")
 
 
 def new_axes(ax=None, figsize: tuple[float, float] = FIGSIZE):

@@ -15,6 +15,7 @@ import numpy as np
 
 from amp.api import calibrate_eps0, epsilon
 from amp.core.errors import AmpError, ParameterError
+from amp.core.extras import require
 from amp.mechanisms import registry
 from amp.mechanisms.table1 import Mechanism
 from amp.viz.experiments import (EXPERIMENT_MECHANISMS, eps_estimate_versus_n,
@@ -75,7 +76,7 @@ def eps_vs_n_widget(mechanism: str = "k-RR", eps0: float = 4.0, log10_n: tuple[i
     per redraw); ticking *certified points* adds certified upper bounds (:func:`amp.epsilon`)
     at three values of ``n`` (a few seconds).
     """
-    import ipywidgets as widgets
+    widgets = require("ipywidgets", "plot", purpose="amp.viz widgets")
 
     def draw(mechanism, eps0, log10_n, delta_exponent, certified):
         mech = make_mechanism(mechanism, eps0)
@@ -109,7 +110,7 @@ def eps_vs_n_widget(mechanism: str = "k-RR", eps0: float = 4.0, log10_n: tuple[i
 
 def gparv_widget(mechanism: str = "k-RR", eps0: float = 2.0, eps: float = 0.5):
     """Interactive atoms of the GPARV ``G_eps`` of a Table 1 mechanism (Chapter 5)."""
-    import ipywidgets as widgets
+    widgets = require("ipywidgets", "plot", purpose="amp.viz widgets")
 
     def draw(mechanism, eps0, eps):
         law = make_mechanism(mechanism, eps0).gparv()
@@ -127,7 +128,7 @@ def gparv_widget(mechanism: str = "k-RR", eps0: float = 2.0, eps: float = 0.5):
 def experiments_widget(data: Mapping, mechanism: str = "10-RR", regime: str = "large"):
     """One panel of Figures 2/3 from the stored curves, with a choice of mechanism, regime and
     curve groups (Chapter 7; needs a kernel; each redraw only re-plots stored data)."""
-    import ipywidgets as widgets
+    widgets = require("ipywidgets", "plot", purpose="amp.viz widgets")
 
     eps0s = sorted({p["eps0"] for p in data["panels"]})
     names = sorted({p["mechanism"] for p in data["panels"]},
@@ -160,7 +161,7 @@ def joint_widget(data: Mapping | None = None, mechanism: str = "10-RR", eps0: fl
     certified clone, well under a second); the dots are the certified values stored in ``data``
     when the choice is a stored point (``eps0`` of a stored panel, ``n`` on the stored grid).
     """
-    import ipywidgets as widgets
+    widgets = require("ipywidgets", "plot", purpose="amp.viz widgets")
 
     ns = sorted(int(x) for x in data["inputs"]["n"]) if data is not None else \
         [1_000, 3_162, 10_000, 31_623, 100_000]
@@ -192,7 +193,7 @@ def calculator_widget():
     (:func:`amp.epsilon`), or the largest ``eps0`` meeting a target ``(eps, delta)``
     (:func:`amp.calibrate_eps0`), with the equivalent CLI line.
     """
-    import ipywidgets as widgets
+    widgets = require("ipywidgets", "plot", purpose="amp.viz widgets")
 
     mech = widgets.Dropdown(options=list(MECHANISMS), value="k-RR", description="mechanism")
     size = widgets.IntText(value=10, description="k or d",

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# The library installs alone: build the wheel, install it into a fresh virtual environment (no
+# requirements.txt; pip fetches numpy and scipy from PyPI or its cache), then call the CLI.
+#
+#   scripts/check_install.sh [PYTHON]     (default: the interpreter .venv was built from)
+#
+# Checks, in the fresh venv: the installed distributions are amp-shuffle, numpy and scipy only;
+# `amp --version`; one certified CLI answer (`amp epsilon ... --json`); `import amp` does not
+# import matplotlib; a figure call (no matplotlib) and a multi-round call (no dp-accounting) each
+# fail with a one-line message naming the extra (pip install 'amp-shuffle[plot]' / '[rounds]').
+# Prints the wheel build and install times.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+PY=${1:-}
+if [[ -z $PY ]]; then
+  if [[ -x $ROOT/.venv/bin/python ]]; then
+    PY=$("$ROOT/.venv/bin/python" -c 'import sys; print(sys._base_executable)')
+  else
+    PY=python3
+  fi
+fi
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/amp-install.XXXXXX")
+# setuptools leaves build/ in the source tree: remove it afterwards unless it was already there
+CLEAN_BUILD=""
+[[ -e $ROOT/build ]] || CLEAN_BUILD="$ROOT/build"
+trap 'rm -rf "$TMP" $CLEAN_BUILD' EXIT
+export PIP_DISABLE_PIP_VERSION_CHECK=1 PYTHONDONTWRITEBYTECODE=1
+unset PYTHONPATH
+
+now() { date +%s.%N; }
+elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
+
+echo ">> building the wheel (pip wheel . --no-deps) with $PY"
+t0=$(now)
+"$PY" -m pip wheel "$ROOT" --no-deps --quiet -w "$TMP/dist"
+WHEEL=$(ls "$TMP"/dist/amp_shuffle-*.whl)
+t1=$(now)
+echo "   $(basename "$WHEEL") built in $(elapsed "$t0" "$t1") s"
+
+echo ">> fresh venv: $PY -m venv"
+"$PY" -m venv "$TMP/venv"
+VPY="$TMP/venv/bin/python"
+cd "$TMP"            # never import amp from the source tree
+
+echo ">> pip install $(basename "$WHEEL")  (numpy, scipy from PyPI or the pip cache)"
+t2=$(now)
+"$VPY" -m pip install --quiet "$WHEEL"
+t3=$(now)
+INSTALL_S=$(elapsed "$t2" "$t3")
+echo "   installed in $INSTALL_S s"
+
+echo ">> installed distributions"
+DISTS=$("$VPY" -m pip list --format=freeze --exclude pip --exclude setuptools --exclude wheel)
+echo "$DISTS" | sed 's/^/   /'
+EXTRA=$(echo "$DISTS" | cut -d= -f1 | tr 'A-Z_' 'a-z-' | grep -vxE 'amp-shuffle|numpy|scipy' || true)
+if [[ -n $EXTRA ]]; then
+  echo "FAIL: the library pulled in more than numpy and scipy: $EXTRA"; exit 1
+fi
+
+echo ">> amp --version"
+VERSION=$("$TMP/venv/bin/amp" --version)
+echo "   $VERSION"
+[[ $VERSION == "amp "* ]] || { echo "FAIL: unexpected --version output"; exit 1; }
+
+CMD=(amp epsilon --mechanism krr --k 10 --eps0 4 --n 10000 --delta 1e-6 --json)
+echo ">> ${CMD[*]}"
+t4=$(now)
+ANSWER=$("$TMP/venv/bin/amp" "${CMD[@]:1}")
+t5=$(now)
+echo "   $ANSWER"
+echo "   (answered in $(elapsed "$t4" "$t5") s)"
+"$VPY" - "$ANSWER" <<'EOF'
+import json, sys
+a = json.loads(sys.argv[1])
+lo, hi = a["bracket"]
+assert 0 < lo <= a["value"] == hi < 4, a
+assert (hi - lo) / hi <= 1e-4, a
+EOF
+
+echo ">> import amp needs numpy and scipy only; a figure names the extra"
+"$VPY" -c 'import sys, amp; assert "matplotlib" not in sys.modules; print("   import amp: ok,", amp.__version__)'
+set +e
+MSG=$("$VPY" -c 'import amp.viz.style as s; s.pyplot()' 2>&1)
+rc=$?
+set -e
+LAST=$(echo "$MSG" | tail -n 1)
+echo "   amp.viz.style.pyplot() -> exit $rc: $LAST"
+if [[ $rc -eq 0 || $LAST != *"pip install 'amp-shuffle[plot]'"* ]]; then
+  echo "FAIL: expected an ImportError naming the extra [plot]"; exit 1
+fi
+set +e
+MSG=$("$VPY" -c 'import amp; amp.epsilon(amp.KRR(4.0, k=10), 1000, 1e-6, rounds=2)' 2>&1)
+rc=$?
+set -e
+LAST=$(echo "$MSG" | tail -n 1)
+echo "   amp.epsilon(..., rounds=2) -> exit $rc: $LAST"
+if [[ $rc -eq 0 || $LAST != *"pip install 'amp-shuffle[rounds]'"* ]]; then
+  echo "FAIL: expected an ImportError naming the extra [rounds]"; exit 1
+fi
+
+echo
+echo "clean install: wheel $(basename "$WHEEL"), install time ${INSTALL_S} s, $VERSION"
+echo "clean install: CLI answer $ANSWER"
