@@ -27,7 +27,7 @@ from amp.core.result import Bound
 from amp.backends.dispatch import DEFAULT_REL_TOL, STRUCTURED_MIN_REL_TOL
 from amp.inversion import (DEFAULT_EPS_REL_TOL, Progress, TOL_LOOSE, crossing,
                          epsilon_of_curve, estimate_epsilon)
-from amp.mechanisms.table1 import Mechanism
+from amp.mechanisms.base import Mechanism
 from amp.profile import PrivacyProfile, check_bound, check_mechanism
 from amp import rounds as R
 from amp.mechanisms.subsampled import Subsampled

@@ -35,7 +35,7 @@ from amp.core.validate import show
 from amp.backends.dispatch import METHODS
 from amp.mechanisms import registry
 from amp.mechanisms.joint import JointMechanism
-from amp.mechanisms.table1 import MatrixMechanism, Mechanism
+from amp.mechanisms.base import MatrixMechanism, Mechanism
 
 MECHANISMS = (*registry.MECHANISMS, "matrix")
 CORE_BOUNDS = ("upper", "lower")

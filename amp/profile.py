@@ -27,7 +27,7 @@ from amp.core.result import Bound
 from amp.backends.dispatch import DEFAULT_REL_TOL, METHODS, LawDelta, delta_bracket
 from amp.mechanisms.gparv import GPARV
 from amp.mechanisms.joint import JointMechanism
-from amp.mechanisms.table1 import MatrixMechanism, Mechanism, pair_law_from_matrix
+from amp.mechanisms.base import MatrixMechanism, Mechanism, pair_law_from_matrix
 
 __all__ = ["PrivacyProfile", "laws_for", "check_mechanism", "check_bound", "BOUNDS"]
 

@@ -66,7 +66,7 @@ from amp.core.errors import NumericalError, ParameterError
 from amp.core.result import Bound
 from amp.mechanisms.gparv import GPARV
 from amp.mechanisms.subsampled import Subsampled, check_sampling
-from amp.mechanisms.table1 import Mechanism
+from amp.mechanisms.base import Mechanism
 from amp.profile import PrivacyProfile, check_mechanism, laws_for
 
 __all__ = ["Round", "ComposableProfile", "compose", "epsilon_rounds", "delta_rounds",

@@ -13,7 +13,7 @@ import amp
 from amp import rounds as R
 from amp.cli import main
 from amp.mechanisms.subsampled import Subsampled, subsample_law
-from amp.mechanisms.table1 import lower_law_from_matrix, pair_law_from_matrix
+from amp.mechanisms.base import lower_law_from_matrix, pair_law_from_matrix
 from amp.oracles.ground_truth import ShuffledPair, hockey_stick
 from helpers import assert_lower, assert_upper, random_ldp_matrix
 

@@ -52,7 +52,8 @@ from amp.core.errors import ParameterError
 from amp.core.result import Bound
 from amp.backends.exact import MAX_COMPOSITIONS
 from amp.mechanisms.gparv import GPARV
-from amp.mechanisms.table1 import KRR, matrix_eps0
+from amp.mechanisms.base import matrix_eps0
+from amp.mechanisms.table1 import KRR
 
 __all__ = ["GeneralCloneDecomposition", "standard_clone_decomposition",
            "blanket_decomposition", "merged_krr_decomposition", "general_clone_delta",

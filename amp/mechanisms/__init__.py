@@ -1,8 +1,8 @@
-"""Mechanism layer: local randomizers and their GPARV laws (Table 1, finite forms, matrices,
-joint compositions)."""
+"""Mechanism layer: local randomizers and their GPARV laws (the protocol and matrices in
+:mod:`amp.mechanisms.base`, Table 1 rows and finite forms in :mod:`amp.mechanisms.table1`, joint
+compositions, subsampling, the name registry)."""
+from amp.mechanisms.base import (Blanket, MatrixMechanism, Mechanism,  # noqa: F401
+                                 blanket_of_matrix, lower_law_from_matrix, matrix_eps0,
+                                 pair_law_from_matrix, validate_matrix)
 from amp.mechanisms.gparv import GPARV  # noqa: F401
-from amp.mechanisms.table1 import *  # noqa: F401,F403
-from amp.mechanisms.table1 import (BLH, KRR, OLH, OUE, RAPPOR, Blanket, HadamardResponse,  # noqa: F401
-                                   MatrixMechanism, Mechanism, blanket_of_matrix,
-                                   lower_law_from_matrix, matrix_eps0, pair_law_from_matrix,
-                                   validate_matrix)
+from amp.mechanisms.table1 import BLH, KRR, OLH, OUE, RAPPOR, HadamardResponse  # noqa: F401

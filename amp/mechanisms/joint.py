@@ -47,7 +47,8 @@ from amp.core.validate import show
 from amp.core import validate as V
 from amp.core.errors import ParameterError
 from amp.mechanisms.gparv import GPARV
-from amp.mechanisms.table1 import KRR, Mechanism
+from amp.mechanisms.base import Mechanism
+from amp.mechanisms.table1 import KRR
 
 __all__ = [
     "JointMechanism", "JointPair", "joint_copies",

@@ -8,7 +8,8 @@ from typing import Callable
 
 from amp.core.errors import ParameterError
 from amp.core.validate import show
-from amp.mechanisms.table1 import (BLH, KRR, OLH, OUE, RAPPOR, HadamardResponse, Mechanism)
+from amp.mechanisms.base import Mechanism
+from amp.mechanisms.table1 import BLH, KRR, OLH, OUE, RAPPOR, HadamardResponse
 
 __all__ = ["Entry", "MECHANISMS", "make", "factory"]
 

@@ -31,7 +31,7 @@ import numpy as np
 from amp.core import validate as V
 from amp.core.errors import ParameterError
 from amp.mechanisms.gparv import GPARV
-from amp.mechanisms.table1 import Mechanism
+from amp.mechanisms.base import Mechanism
 
 __all__ = ["Subsampled", "subsample_law"]
 

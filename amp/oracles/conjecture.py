@@ -35,7 +35,8 @@ from amp.oracles.ground_truth import MAX_HISTOGRAMS, n_histograms
 from amp.oracles.ground_truth import Packing as _Packing, as_matrix as _as_matrix
 from amp.oracles.ground_truth import check_cost as _check_cost, eps_array as _eps_array
 from amp.oracles.ground_truth import histogram_dp as _histogram_dp, hs as _hs
-from amp.mechanisms.table1 import lower_law_from_matrix, matrix_eps0, validate_matrix
+from amp.mechanisms.base import (lower_law_from_matrix, matrix_eps0,
+                                 validate_matrix)
 
 __all__ = ["random_ldp_matrix", "noise_floor", "PairSpec", "EpsFinding", "ConjectureReport",
            "search", "n_pairs", "constant_pair_curves"]

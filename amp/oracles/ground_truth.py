@@ -39,7 +39,7 @@ from amp.core import validate as V
 from amp.core.errors import ParameterError
 from amp.core.result import Bound
 from amp.inversion import FunctionCurve, crossing
-from amp.mechanisms.table1 import matrix_eps0, validate_matrix
+from amp.mechanisms.base import matrix_eps0, validate_matrix
 
 __all__ = [
     "MAX_HISTOGRAMS", "n_histograms", "merge_proportional_columns", "histogram_law",

@@ -17,7 +17,7 @@ import numpy as np
 
 from amp.baselines.composition import clone_composed_epsilon, per_round_composed_epsilon
 from amp.core.extras import require
-from amp.mechanisms.table1 import Mechanism
+from amp.mechanisms.base import Mechanism
 from amp.rounds import epsilon_sweep
 from amp.viz.style import new_axes, pyplot, show
 from amp.viz.widgets import MECHANISMS, make_mechanism

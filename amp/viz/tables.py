@@ -14,7 +14,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from amp.core.errors import ParameterError
-from amp.mechanisms.table1 import Mechanism
+from amp.mechanisms.base import Mechanism
 
 __all__ = ["TABLE1_COLUMNS", "table1_rows", "table1_html", "html_table"]
 
