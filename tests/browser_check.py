@@ -9,12 +9,14 @@ page in Debian's Chromium driven by Playwright (``executable_path=/usr/bin/chrom
 * any request to a host other than the local server (it is aborted and reported);
 * unrendered math: a page whose HTML contains math must contain ``mjx-container`` elements, and no
   raw TeX delimiters (``$$``, ``\\(``, ``\\[``) may remain in visible text outside code;
-* an image with ``naturalWidth == 0``.
+* an image with ``naturalWidth == 0``;
+* a code or output block that scrolls sideways (``scrollWidth > clientWidth``) at the check's
+  1280-pixel viewport: code and printed lines must be short enough to fit.
 
 A static check (:func:`static_url_problems`) reads every HTML file: a ``src``/``href`` of a
 ``script``, ``link``, ``img``, ``iframe``, ``source``, ``video``, ``audio``, ``embed`` or ``object``
 element must be local. Plain ``<a href>`` links to other hosts are allowed only for the hosts in
-:data:`ALLOWED_ANCHOR_HOSTS` (the DOI links of the bibliography) and are listed in the report.
+:data:`ALLOWED_ANCHOR_HOSTS` (the DOI and arXiv links of the bibliography) and are listed in the report.
 
 Run directly for a human-readable report::
 
@@ -44,14 +46,23 @@ CHROMIUM_ARGS = [
     "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
 ]
 #: Hosts that plain ``<a href>`` links (never loaded by the page) may point to.
-ALLOWED_ANCHOR_HOSTS = frozenset({"doi.org"})
+ALLOWED_ANCHOR_HOSTS = frozenset({"doi.org", "arxiv.org"})
 #: Pages screenshotted by default (relative to the site root), when they exist.
-DEFAULT_SCREENSHOTS = ("book/intro.html", "book/01_introduction.html", "book/05_new_algorithm.html",
+DEFAULT_SCREENSHOTS = ("book/intro.html", "book/00_how_to_read.html",
+                       "book/01_introduction.html", "book/03_existing_techniques.html",
+                       "book/04_general_clone.html", "book/05_new_algorithm.html",
                        "book/07_experiments.html", "book/10_calculator.html",
                        "book/references.html")
 PAGE_TIMEOUT_MS = 30_000
 #: "$...$" holding a TeX command, sub/superscript or brace: math MathJax did not typeset.
 _RAW_DOLLAR_TEX = re.compile(r"\$[^$\n]{0,200}?[\\^_{}][^$\n]{0,200}?\$")
+
+# Code and output blocks of the article that scroll sideways: the first characters of each.
+_OVERFLOW_JS = """
+() => Array.from(document.querySelectorAll('article pre'))
+  .filter(el => el.offsetParent !== null && el.scrollWidth > el.clientWidth + 1)
+  .map(el => el.textContent.trim().slice(0, 60))
+"""
 
 # Visible text outside code, scripts and rendered math (runs in the page).
 _VISIBLE_TEXT_JS = """
@@ -106,6 +117,7 @@ class PageReport:
     external_requests: list[str] = field(default_factory=list)
     math_problems: list[str] = field(default_factory=list)
     broken_images: list[str] = field(default_factory=list)
+    overflowing: list[str] = field(default_factory=list)
     mjx_count: int = 0
     requests: int = 0
     seconds: float = 0.0
@@ -119,7 +131,8 @@ class PageReport:
                              ("failed request", self.failed_requests),
                              ("non-local request", self.external_requests),
                              ("math", self.math_problems),
-                             ("broken image", self.broken_images)):
+                             ("broken image", self.broken_images),
+                             ("scrolls sideways", self.overflowing)):
             out += [f"{label}: {item}" for item in items]
         return out
 
@@ -309,6 +322,7 @@ class SiteChecker:
             for img in page.evaluate(_IMAGES_JS):
                 if not img["width"]:
                     report.broken_images.append(img["src"])
+            report.overflowing = page.evaluate(_OVERFLOW_JS)
             page.wait_for_timeout(300)  # late console errors (widgets render on load)
             if screenshot and self.screenshot_dir is not None:
                 self.screenshot_dir.mkdir(parents=True, exist_ok=True)

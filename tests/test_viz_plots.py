@@ -139,6 +139,16 @@ def test_plot_clone_pair_and_delta_comparison():
     assert "claim (NOT a valid bound)" in labels and labelled(ax)
 
 
+def test_delta_comparison_draws_the_floor_and_cut_points():
+    """Chapter 3, Figure 3.2: points below the float floor are cut (NaN), the floor is drawn."""
+    ax = plots.plot_delta_comparison([0.1, 0.2, 0.3], {"upper": [1e-6, 1e-12, np.nan]},
+                                     floor=1e-14)
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert any(label.startswith("floating-point floor") for label in labels)
+    assert any(np.allclose(line.get_ydata(), 1e-14) for line in ax.get_lines())
+    assert np.isnan(ax.get_lines()[0].get_ydata()[-1])
+
+
 def test_plot_conjecture_and_appendices():
     eps = np.linspace(0, 1, 5)
     ax = plots.plot_conjecture_curves(eps, {"a": np.exp(-eps), "b": np.exp(-2 * eps)},

@@ -8,6 +8,7 @@ is built, so importing any of them (and the core) works without either:
 ``illustrations``  small uncertified computations drawn in the book (Algorithm 4 as published,
                    a Monte Carlo shuffle, the standard clone pair table)
 ``tables``         Table 1 and generic HTML tables
+``hierarchy``      Figure 1: the hierarchy of decomposition-based bounds (a diagram)
 ``experiments``    central eps against n: points and panels of Figures 2 and 3 (Section 7)
 ``joint``          k-joint compositions at a fixed total eps0 (Section 6)
 ``stored``         the stored curves of ``book/data/figures.json``

@@ -32,7 +32,7 @@ from amp.core.result import Bound
 from amp.inversion import DEFAULT_EPS_REL_TOL
 from amp.mechanisms.joint import joint_copies
 from amp.mechanisms import registry
-from amp.mechanisms.table1 import Mechanism
+from amp.mechanisms.base import Mechanism
 from amp.viz.stored import curve, panel
 from amp.viz.style import PANEL_FIGSIZE, new_axes, pyplot
 

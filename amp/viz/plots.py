@@ -126,9 +126,13 @@ def plot_clone_pair(n: int, eps0: float, *, ax=None):
 
 def plot_delta_comparison(eps: Sequence[float], curves: Mapping[str, Sequence[float]], *,
                           invalid: Iterable[str] = (), truth: Iterable[str] = (),
-                          title: str = "", logy: bool = True, ax=None):
+                          title: str = "", logy: bool = True, floor: float | None = None,
+                          ax=None):
     """``delta(eps)`` curves; labels in ``invalid`` are drawn grey-dashed and marked
-    "NOT a valid bound", labels in ``truth`` as black markers (exact divergences)."""
+    "NOT a valid bound", labels in ``truth`` as black markers (exact divergences).
+
+    ``floor``: a level below which a certified curve is not resolved (the caller cuts such
+    points, passing NaN); drawn as a dotted grey line so the cut is visible."""
     ax = new_axes(ax, PANEL_FIGSIZE)
     invalid, truth = set(invalid), set(truth)
     k = 0
@@ -144,6 +148,9 @@ def plot_delta_comparison(eps: Sequence[float], curves: Mapping[str, Sequence[fl
         else:
             ax.plot(eps, v, color=f"C{k}", lw=1.8, label=label)
             k += 1
+    if floor is not None:
+        ax.axhline(floor, color="0.5", ls=":", lw=1.2,
+                   label="floating-point floor (upper bound cut below it)")
     return finish_delta_axes(ax, logy, title)
 
 

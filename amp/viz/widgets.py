@@ -17,7 +17,7 @@ from amp.api import calibrate_eps0, epsilon
 from amp.core.errors import AmpError, ParameterError
 from amp.core.extras import require
 from amp.mechanisms import registry
-from amp.mechanisms.table1 import Mechanism
+from amp.mechanisms.base import Mechanism
 from amp.viz.experiments import (EXPERIMENT_MECHANISMS, eps_estimate_versus_n,
                                  plot_experiment_panel)
 from amp.viz.joint import plot_joint_choice
