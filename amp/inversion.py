@@ -150,15 +150,16 @@ def crossing(curve: Curve, target: float, lo: float, hi: float, *, decreasing: b
         root = s.step(x)
         if s.closed():
             break
-        on_root = s.last_ambiguous
+        on_root = s.last_ambiguous and not s.last_loose
         if on_root or (root is not None and abs(root - x) <= 0.1 * rel_tol * abs(root)):
             # converged (or sitting on the root): certify both sides of it
             c = x if on_root or root is None else root
+            undecided = s.ambiguous
             for y in (c * (1 + rel_tol / 3), c * (1 - rel_tol / 3)):
                 if s.inside(y) and not s.closed():
                     s.step(y)
-            if not s.closed():
-                s.tighten()         # both sides undecided: narrower delta brackets needed
+            if not s.closed() and (on_root or s.ambiguous > undecided):
+                s.tighten()         # a side stayed undecided: narrower delta brackets needed
             x = c
             continue
         x = s.aim(root)
@@ -190,6 +191,7 @@ class _Search:
         self.floor = 0.0
         self.floor_x: float | None = None
         self.last_ambiguous = False
+        self.last_loose = False             # the last step used a deliberately loose bracket
         self.widths: list[float] = []       # bracket width before each evaluation
         self.sides: list[int] = []          # +1 good, -1 bad, 0 undecided, per step
         self.t0 = time.perf_counter()
@@ -276,6 +278,7 @@ class _Search:
     def step(self, x: float) -> float | None:
         """Evaluate at ``x``, move an end, and return the secant estimate of the root."""
         loose = not self.cheap and not self.ambiguous and len(self.hist) < 4
+        self.last_loose = loose and self.tol < 0.05
         r = self.eval(x, max(self.tol, 0.05) if loose else self.tol)
         if r.upper <= self.target:
             self.good = x
