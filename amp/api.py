@@ -15,7 +15,6 @@ neighbours when one user's input is replaced (both directions are covered).
 
 from __future__ import annotations
 
-import math
 from dataclasses import replace
 from typing import Callable, Iterable
 
@@ -372,9 +371,6 @@ class _FamilyCurve:
         return Bound("delta", min(max(r.lower for r in res), 1.0),
                      min(max(r.upper for r in res), 1.0), "upper", ",".join(sorted(self.used)),
                      self.n, inputs={"eps": self.eps}, details={"floor": floor})
-
-    def estimate_log_delta(self, eps0: float) -> float:
-        return math.nan
 
 
 def calibrate_eps0(make: Callable[[float], Mechanism], n: int, eps: float, delta: float, *,

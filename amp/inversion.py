@@ -44,21 +44,22 @@ Progress = Callable[[str], None]
 
 
 class Curve(Protocol):
-    """What the search needs of a certified curve ``x -> F(x)``."""
+    """What the search needs of a certified curve ``x -> F(x)``.
+
+    Optional: ``estimate_log_delta(x)``, an uncertified estimate of ``log F(x)`` (``-inf`` for
+    0) used only for the starting point, and ``search_tol(rel_tol)``, the delta width to ask
+    for when narrow brackets are cheap (:class:`amp.backends.dispatch.LawDelta` has both)."""
 
     def delta_for_search(self, x: float, tol: float, abs_tol: float) -> Bound:
         """Certified bracket of ``F(x)``, aimed at relative width ``tol``."""
-
-    def estimate_log_delta(self, x: float) -> float:
-        """Uncertified estimate of ``log F(x)`` (``-inf`` for 0); only a starting point."""
 
 
 @dataclass
 class FunctionCurve:
     """A :class:`Curve` from ``fn(x) -> (lower, upper)`` (a baseline's bracket at ``x``).
 
-    ``tol`` is ignored (the function has its own accuracy); the search's estimate of
-    ``log F`` is the log of the bracket's geometric mean."""
+    ``tol`` is ignored (the function has its own accuracy); with no estimate of ``log F`` the
+    search starts in the middle and steers by the secant of the measured brackets."""
 
     fn: Callable[[float], tuple[float, float]]
     method: str = ""
@@ -67,9 +68,6 @@ class FunctionCurve:
         lo, up = self.fn(x)
         lo, up = float(lo), float(up)
         return Bound("delta", min(lo, up), up, "upper", self.method, inputs={"eps": x})
-
-    def estimate_log_delta(self, x: float) -> float:   # pragma: no cover - not used
-        return math.nan
 
 
 @dataclass(frozen=True)
@@ -370,16 +368,6 @@ class _Search:
                 stages.pop(0)           # the answer moved; else aim again from a better root
 
     # -- estimates -----------------------------------------------------------------------
-    def _slope(self) -> float:
-        """``|d log F / d log x|`` from the two evaluated points nearest the target (1 if
-        unknown)."""
-        tgt = math.log(self.target)
-        pts = sorted((p for p in self.pts if p[0] > 0), key=lambda p: abs(p[1] - tgt))[:2]
-        if len(pts) < 2 or pts[0][0] == pts[1][0]:
-            return 1.0
-        (x1, y1), (x2, y2) = pts
-        return max(abs((y2 - y1) / (math.log(x2) - math.log(x1))), 1e-3)
-
     def _secant(self) -> float | None:
         """Secant root of ``log F - log target`` through the two latest points inside the
         bracket (or at its ends); ``None`` when there is none."""

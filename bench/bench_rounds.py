@@ -14,7 +14,6 @@ Run: .venv/bin/python bench/bench_rounds.py  (writes bench/results/bench_rounds.
 
 from __future__ import annotations
 
-import math
 import platform
 import time
 from pathlib import Path

@@ -13,8 +13,7 @@ from amp.backends.dispatch import delta_bracket
 from amp.core.errors import NumericalError, ParameterError
 from amp.backends.exact import delta_enumerate
 from amp.mechanisms.gparv import GPARV
-from amp.mechanisms import (BLH, KRR, OLH, OUE, RAPPOR, HadamardResponse, MatrixMechanism,
-                            lower_law_from_matrix, pair_law_from_matrix)
+from amp.mechanisms import (BLH, KRR, OLH, OUE, RAPPOR, HadamardResponse, lower_law_from_matrix, pair_law_from_matrix)
 
 from helpers import assert_lower, assert_upper, random_ldp_matrix
 

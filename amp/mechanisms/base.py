@@ -9,10 +9,7 @@ are computed here (:func:`pair_law_from_matrix`, :func:`lower_law_from_matrix`).
 
 from __future__ import annotations
 
-import itertools
-import math
 from dataclasses import dataclass
-from functools import cached_property
 
 import numpy as np
 

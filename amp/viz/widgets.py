@@ -9,7 +9,7 @@ The calculator of Chapter 10 answers with the front door (:func:`amp.epsilon`,
 from __future__ import annotations
 
 import math
-from typing import Callable, Mapping
+from typing import Mapping
 
 import numpy as np
 
