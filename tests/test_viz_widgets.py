@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import time
 
 import matplotlib
@@ -42,6 +43,17 @@ def test_cli_line(command, name, size, values, expected):
     assert widgets.cli_line(command, name, size, **values) == expected
 
 
+def test_cli_line_numbers_read_back_exactly():
+    """Every number of the line parses back to the very float given (delta = 10**-6.5 and
+    eps0 = 0.1 + 0.2 included), and bound/rel_tol are written when given."""
+    line = widgets.cli_line("epsilon", "OUE", None, eps0=0.1 + 0.2, n=12_345, delta=10 ** -6.5,
+                            bound="lower", rel_tol=1e-2)
+    argv = line.split()
+    assert float(argv[argv.index("--eps0") + 1]) == 0.1 + 0.2
+    assert float(argv[argv.index("--delta") + 1]) == 10 ** -6.5
+    assert argv[-4:] == ["--bound", "lower", "--rel-tol", "0.01"]
+
+
 def test_cli_line_bad_command():
     with pytest.raises(ParameterError, match="command"):
         widgets.cli_line("sigma", "k-RR", 3, n=10)
@@ -56,7 +68,7 @@ def test_chapter_widgets_build_and_draw():
     g = widgets.gparv_widget()
     g.children[0].value = "RAPPOR"        # redraw through the callback
     c = widgets.calculator_widget()
-    assert len(c.children) == 5
+    assert len(c.children) == 7
 
 
 def test_stored_data_widgets_build():
@@ -72,3 +84,163 @@ def test_stored_data_widgets_build():
     t0 = time.perf_counter()
     controls["mechanism"].value = "OUE"                  # triggers a redraw
     assert time.perf_counter() - t0 < 1.5
+
+
+def test_experiments_widget_no_curve_is_a_plain_message(capsys, recwarn):
+    pytest.importorskip("ipywidgets")
+    w = widgets.experiments_widget(fake_figures())
+    controls = {c.description: c for c in w.children if hasattr(c, "description")}
+    for name in ("ours (upper, lower)", "baselines", "2-, 4-joint"):
+        controls[name].value = False
+    capsys.readouterr()
+    w.update()
+    text = capsys.readouterr().out      # outside a kernel, Output widgets pass prints through
+    assert "No curve selected" in text
+    assert not [x for x in recwarn if "legend" in str(x.message)]
+    assert ".py" not in text and "Warning" not in text
+
+
+# ------------------------------------------------------------------------ calculator inputs
+@pytest.mark.parametrize("text, value", [
+    ("10000", 10_000), (" 10_000 ", 10_000), ("1,000,000", 10**6), ("1e6", 10**6),
+    ("1E6", 10**6), ("2.5e6", 2_500_000), ("1e+3", 1000), ("10**6", 10**6), ("10^6", 10**6),
+    ("1", 1), ("1e9", 10**9)])
+def test_parse_count_accepts(text, value):
+    assert widgets.parse_count(text) == value
+    assert isinstance(widgets.parse_count(text), int)
+
+
+@pytest.mark.parametrize("text, match", [
+    ("1.5", "whole number"), ("1e-3", "whole number"), ("1.5e0", "whole number"),
+    ("abc", "whole number"), ("", "whole number"), ("-5", "whole number"),
+    ("1,5", "whole number"), ("1,0000", "whole number"), ("inf", "whole number"),
+    ("nan", "whole number"), ("0", "at least 1"), ("0e3", "at least 1"),
+    ("1e10", "limit"), ("10**30", "limit"), ("10**400", "whole number")])
+def test_parse_count_refuses(text, match):
+    with pytest.raises(ParameterError, match=match):
+        widgets.parse_count(text)
+
+
+def test_parse_real_and_size():
+    assert widgets.parse_real("1e-6", "delta") == 1e-6
+    assert widgets.parse_real("10**-6", "delta") == 1e-6 == widgets.parse_real("10^(-6)", "d")
+    assert widgets.parse_real(".5", "eps") == 0.5
+    for bad, match in [("0", "greater than 0"), ("-1", "number"), ("nan", "number"),
+                       ("inf", "number"), ("1e999", "number"), ("1", "below 1"), ("x", "number")]:
+        with pytest.raises(ParameterError, match=match):
+            widgets.parse_real(bad, "delta", high=1.0, high_open=True)
+    assert widgets.parse_size("k-RR", "5") == 5
+    for bad in ("0", "", "1", "2.5"):                         # k = 0 is refused, never replaced
+        with pytest.raises(ParameterError, match="k"):
+            widgets.parse_size("k-RR", bad)
+    assert widgets.parse_size("RAPPOR", "") is None and widgets.parse_size("RAPPOR", "0") is None
+    assert widgets.parse_size("RAPPOR", "5") == 5
+
+
+def test_calculator_inputs_reports_every_bad_field():
+    with pytest.raises(ParameterError) as err:
+        widgets.calculator_inputs("k-RR", "0", "1e6.5", "2", eps0="x")
+    lines = str(err.value).split("\n")
+    assert len(lines) == 4 and lines[0].startswith("k-RR needs k")
+    q = widgets.calculator_inputs("OUE", "", "1e4", "10**-6", eps="0.5")
+    assert q == {"mechanism": "OUE", "size": None, "n": 10_000, "delta": 1e-6, "eps": 0.5}
+
+
+def test_round_out_is_outward():
+    import random
+    rng = random.Random(7)
+    for _ in range(2000):
+        x = 10 ** rng.uniform(-12, 3)
+        up, down = widgets.round_out(x, "up"), widgets.round_out(x, "down")
+        assert float(down) <= x <= float(up)
+        assert float(up) - float(down) <= 2e-5 * x       # 6 significant digits
+    assert widgets.round_out(0.38049412, "up") == "0.380495"
+    assert widgets.round_out(0.25, "up") == "0.25" == widgets.round_out(0.25, "down")
+
+
+# --------------------------------------------------------- the CLI line computes the same value
+def _cli_value(line: str) -> float:
+    from amp import cli
+    argv = shlex.split(line)
+    assert argv[:3] == ["python", "-m", "amp"]
+    return cli.run(cli.build_parser().parse_args(argv[3:]))["value"]
+
+
+@pytest.mark.parametrize("fields, what", [
+    (("k-RR", "10", "1e4", "1e-6", "4", None), "upper"),
+    (("k-RR", "10", "10,000", "10**-6.5".replace(".5", ""), "4", None), "lower"),
+    (("RAPPOR", "5", "2000", "3e-7", "1.3", None), "upper"),
+    (("OUE", "", "5e3", "1e-8", "0.1", None), "upper"),
+    (("BLH", "0", "12345", "1e-5", "2.75", None), "lower"),
+    (("k-RR", "3", "1000", "1e-6", None, "0.9"), "eps0"),
+], ids=["krr-upper", "krr-lower", "rappor-d5", "oue-table1", "blh-lower", "krr-eps0"])
+def test_calculator_cli_line_is_the_same_question(fields, what):
+    """Each printed CLI line, run through amp.cli, gives bit for bit the widget's value."""
+    name, size, n, delta, eps0, eps = fields
+    q = widgets.calculator_inputs(name, size, n, delta, eps0=eps0, eps=eps)
+    res, line = widgets.calculator_answer(q, what)
+    assert _cli_value(line) == res.value
+    if what == "lower":
+        assert "--bound lower" in line
+    if what == "eps0":
+        assert "--rel-tol 0.01" in line
+
+
+def test_calculator_cli_line_with_unrounded_delta():
+    q = {"mechanism": "k-RR", "size": 10, "n": 3000, "delta": 10 ** -6.5, "eps0": 3.3}
+    res, line = widgets.calculator_answer(q, "upper")
+    assert _cli_value(line) == res.value
+
+
+# ------------------------------------------------------------------- the calculator's busy state
+def _calculator():
+    pytest.importorskip("ipywidgets")
+    c = widgets.calculator_widget()
+    fields = {w.description: w for box in c.children[:4] for w in box.children}
+    return c, fields
+
+
+def test_calculator_busy_state_and_upper_first(monkeypatch):
+    c, f = _calculator()
+    status, result = c.children[5], c.children[6]
+    seen = []
+    real = widgets.calculator_answer
+
+    def spy(q, what):
+        seen.append((what, f["certified ε for ε₀"].disabled,
+                     f["largest ε₀ for target ε"].disabled, status.value, result.value))
+        return real(q, what)
+    monkeypatch.setattr(widgets, "calculator_answer", spy)
+    f["n"].value = "1e3"
+    c.run("eps")
+    assert [s[0] for s in seen] == ["upper", "lower"]
+    for _what, d1, d2, st, _ in seen:
+        assert d1 and d2 and "computing" in st                  # busy while computing
+    assert seen[0][4] == "" and seen[1][4].startswith("<b>ε ≤ ")  # upper shown before lower
+    assert not f["certified ε for ε₀"].disabled and not f["largest ε₀ for target ε"].disabled
+    assert status.value.startswith("done in")
+    up = real(widgets.calculator_inputs("k-RR", "10", "1000", "1e-6", eps0="4"), "upper")[0]
+    assert f"ε ≤ {widgets.round_out(up.value, 'up')}" in result.value
+    assert "python -m amp epsilon --mechanism krr --k 10 --eps0 4 --n 1000 --delta 1e-6" \
+        in result.value
+
+
+def test_calculator_refuses_bad_input_visibly():
+    c, f = _calculator()
+    status, result = c.children[5], c.children[6]
+    f["n"].value = "1e6.5"
+    f["k or d"].value = "0"
+    c.run("eps")
+    assert "cannot compute" in status.value and "whole number" in status.value
+    assert "k-RR needs k" in status.value and result.value == ""
+    assert not f["certified ε for ε₀"].disabled                 # re-enabled after an error
+    f["n"].value, f["k or d"].value, f["target ε"].value = "1000", "10", "-1"
+    c.run("eps0")
+    assert "target eps must be" in status.value
+
+
+def test_fold_output():
+    pytest.importorskip("ipywidgets")
+    from IPython.utils.capture import CapturedIO
+    box = widgets.fold_output(CapturedIO(None, None, []), "Show the check")
+    assert box.get_title(0) == "Show the check" and box.selected_index is None

@@ -8,14 +8,20 @@ The calculator of Chapter 10 answers with the front door (:func:`amp.epsilon`,
 
 from __future__ import annotations
 
+import decimal
+import html
 import math
+import re
+import time
 from typing import Mapping
 
 import numpy as np
 
 from amp.api import calibrate_eps0, epsilon
-from amp.core.errors import AmpError, ParameterError
+from amp.core.errors import AmpError, NumericalError, ParameterError
+from amp.core import validate as V
 from amp.core.extras import require
+from amp.core.result import Bound
 from amp.mechanisms import registry
 from amp.mechanisms.base import Mechanism
 from amp.viz.experiments import (EXPERIMENT_MECHANISMS, eps_estimate_versus_n,
@@ -25,7 +31,8 @@ from amp.viz.plots import plot_eps_vs_n, plot_gparv_atoms
 from amp.viz.stored import panel
 from amp.viz.style import show
 
-__all__ = ["MECHANISMS", "make_mechanism", "cli_line",
+__all__ = ["MECHANISMS", "make_mechanism", "cli_line", "parse_count", "parse_real",
+           "parse_size", "calculator_inputs", "calculator_answer", "round_out", "fold_output",
            "eps_vs_n_widget", "gparv_widget", "calculator_widget", "experiments_widget",
            "joint_widget"]
 
@@ -47,11 +54,32 @@ def make_mechanism(name: str, eps0: float, size: int | None = None) -> Mechanism
     return registry.make(key, eps0, d=size)
 
 
-def cli_line(command: str, name: str, size: int | None = None, **values: float) -> str:
+def _cli_number(value: float) -> str:
+    """Shortest text that reads back as exactly ``value`` (``4``, ``0.25``, ``1e-6``,
+    ``3.1622776601683794e-7``): the CLI then parses the very float the widget used."""
+    v = float(value)
+    if not math.isfinite(v):
+        raise ParameterError(f"cannot write {value!r} on a command line")
+    if v.is_integer() and abs(v) < 1e16:
+        return str(int(v))
+    text = repr(v).replace("e-0", "e-").replace("e+0", "e+")
+    if float(text) != v:       # pragma: no cover - repr round-trips every finite float
+        raise NumericalError(f"{v!r} does not round-trip through {text!r}")
+    return text
+
+
+def cli_line(command: str, name: str, size: int | None = None, *, bound: str | None = None,
+             rel_tol: float | None = None, **values: float) -> str:
     """The ``python -m amp`` command line answering the same question as the API call.
 
     ``command`` is ``delta``, ``epsilon`` or ``eps0``; ``values`` holds ``n``, ``eps0``, ``eps``,
-    ``delta`` (those given are passed, in that order).
+    ``delta`` (those given are passed, in that order). Every number is written so that the CLI
+    parses exactly the float given here; ``bound`` and ``rel_tol`` are added when given.
+
+    Examples
+    --------
+    >>> cli_line("epsilon", "k-RR", 10, eps0=4, n=10_000, delta=1e-6)
+    'python -m amp epsilon --mechanism krr --k 10 --eps0 4 --n 10000 --delta 1e-6'
     """
     if command not in ("delta", "epsilon", "eps0"):
         raise ParameterError(f"command must be delta, epsilon or eps0, got {command!r}")
@@ -62,9 +90,25 @@ def cli_line(command: str, name: str, size: int | None = None, **values: float) 
     for key in ("eps0", "n", "eps", "delta"):
         if key in values and values[key] is not None:
             v = values[key]
-            text = f"{float(v):g}".replace("e-0", "e-").replace("e+0", "e+")
-            parts += [f"--{key}", str(int(v)) if key == "n" else text]
+            parts += [f"--{key}", str(int(v)) if key == "n" else _cli_number(v)]
+    if bound is not None:
+        parts += ["--bound", bound]
+    if rel_tol is not None:
+        parts += ["--rel-tol", _cli_number(rel_tol)]
     return " ".join(parts)
+
+
+def fold_output(captured, title: str = "Show output"):
+    """The outputs of an IPython ``%%capture`` behind a collapsed toggle (the live app's
+    rendering of the book's ``hide-output`` / ``hide-cell`` cells, ``scripts/live``)."""
+    widgets = require("ipywidgets", "plot", purpose="amp.viz widgets")
+    out = widgets.Output()
+    with out:
+        captured.show()
+    box = widgets.Accordion(children=[out])
+    box.set_title(0, title)
+    box.selected_index = None
+    return box
 
 
 # ============================================================================ Chapters 1, 5
@@ -138,6 +182,9 @@ def experiments_widget(data: Mapping, mechanism: str = "10-RR", regime: str = "l
         keys = (["upper", "lower"] if ours else []) + \
                (["clone", "hoeffding", "bennett"] if baselines else []) + \
                (["joint2_upper", "joint2_lower", "joint4_upper", "joint4_lower"] if joint else [])
+        if not keys:         # an empty plot would only warn about its legend
+            print("No curve selected: tick ours, baselines or 2-, 4-joint above.")
+            return
         e0 = eps0s[0] if regime == "low" else eps0s[-1]
         show(plot_experiment_panel(panel(data, mechanism, e0), keys=keys))
 
@@ -186,63 +233,244 @@ def joint_widget(data: Mapping | None = None, mechanism: str = "10-RR", eps0: fl
 
 
 # ============================================================================ Chapter 10
+#: Largest n the calculator accepts (the library has no such limit; a question at n = 1e9
+#: can take a minute on a laptop).
+CALC_MAX_N = 10**9
+#: Relative width of the calculator's eps0 calibration (passed to the CLI line as --rel-tol).
+CALC_EPS0_REL_TOL = 1e-2
+
+_INT = re.compile(r"\d+(?:_\d+)*")
+_THOUSANDS = re.compile(r"\d{1,3}(?:,\d{3})+")
+_SCI = re.compile(r"(?:\d+\.?\d*|\.\d+)[eE]\+?\d+")
+_POWER = re.compile(r"(\d+)\s*(?:\*\*|\^)\s*(\d+)")
+_REAL = re.compile(r"[+]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+_REAL_POWER = re.compile(r"(\d+)\s*(?:\*\*|\^)\s*\(?\s*([+-]?\d+)\s*\)?")
+
+
+def parse_count(text: str, name: str = "n", *, minimum: int = 1,
+                maximum: int | None = CALC_MAX_N) -> int:
+    """A whole number typed by a user: ``10000``, ``10_000``, ``10,000``, ``1e6``, ``2.5e6``,
+    ``10**6`` or ``10^6``; anything else (``1.5``, ``1e-3``, ``abc``, out of range) is refused.
+
+    Scientific notation is read exactly (``decimal``), so ``1e6`` is ``1000000`` and ``1.5e0``
+    is refused (not rounded).
+
+    Examples
+    --------
+    >>> parse_count("1e6"), parse_count("1,000,000"), parse_count("10**6")
+    (1000000, 1000000, 1000000)
+    """
+    raw = str(text).strip()
+    value: int | None = None
+    if _INT.fullmatch(raw):
+        value = int(raw.replace("_", ""))
+    elif _THOUSANDS.fullmatch(raw):
+        value = int(raw.replace(",", ""))
+    elif _SCI.fullmatch(raw):
+        d = decimal.Decimal(raw)
+        if d == d.to_integral_value():
+            value = int(d)
+    elif _POWER.fullmatch(raw):
+        base, exp = (int(g) for g in _POWER.fullmatch(raw).groups())
+        if exp <= 30:
+            value = base ** exp
+    if value is None:
+        raise ParameterError(f"{name} must be a whole number such as 10000, 1e6 or 10**6, "
+                             f"got {raw!r}")
+    if value < minimum:
+        raise ParameterError(f"{name} must be at least {minimum}, got {value}")
+    if maximum is not None and value > maximum:
+        raise ParameterError(f"{name} = {value:.3g} is above this calculator's limit "
+                             f"{maximum:.0e} (use amp.epsilon or the CLI for larger values)")
+    return value
+
+
+def parse_real(text: str, name: str, *, low: float = 0.0, high: float = math.inf,
+               high_open: bool = False) -> float:
+    """A positive real typed by a user (``0.5``, ``4``, ``1e-6``, ``10**-6``, ``10^-6``),
+    strictly above ``low`` and at most ``high`` (below it if ``high_open``); else refused.
+
+    Examples
+    --------
+    >>> parse_real("1e-6", "delta", high=1, high_open=True) == parse_real("10**-6", "delta")
+    True
+    """
+    raw = str(text).strip()
+    value: float | None = None
+    if _REAL.fullmatch(raw):
+        value = float(raw)
+    elif _REAL_POWER.fullmatch(raw):
+        base, exp = (int(g) for g in _REAL_POWER.fullmatch(raw).groups())
+        if base > 0 and abs(exp) <= 300:
+            value = float(decimal.Decimal(base) ** exp)
+    if value is None or not math.isfinite(value):
+        raise ParameterError(f"{name} must be a number such as 0.5, 4 or 1e-6, got {raw!r}")
+    if not value > low:
+        raise ParameterError(f"{name} must be greater than {low:g}, got {value:g}")
+    if value > high or (high_open and value == high):
+        op = "below" if high_open else "at most"
+        raise ParameterError(f"{name} must be {op} {high:g}, got {value:g}")
+    return value
+
+
+def parse_size(mechanism: str, text: str) -> int | None:
+    """``k`` of k-RR (required, at least 2) or the domain size ``d`` of the others (blank or 0:
+    the Table 1 form, ``None``)."""
+    raw = str(text).strip()
+    if mechanism == "k-RR":
+        if raw in ("", "0"):
+            raise ParameterError("k-RR needs k, the number of input values (at least 2)")
+        return parse_count(raw, "k", minimum=2, maximum=10**9)
+    if raw in ("", "0"):
+        return None
+    return parse_count(raw, "d", minimum=1, maximum=10**6)
+
+
+def calculator_inputs(mechanism: str, size: str, n: str, delta: str, eps0: str | None = None,
+                      eps: str | None = None) -> dict:
+    """Check the calculator's text fields; every faulty field is reported in one
+    :class:`~amp.core.errors.ParameterError` (one line per field)."""
+    out: dict = {"mechanism": mechanism}
+    errors = []
+    checks = [("size", lambda: parse_size(mechanism, size)), ("n", lambda: parse_count(n)),
+              ("delta", lambda: parse_real(delta, "delta", high=1.0, high_open=True))]
+    if eps0 is not None:
+        checks.append(("eps0", lambda: parse_real(eps0, "eps0", high=V.MAX_EPS0)))
+    if eps is not None:
+        checks.append(("eps", lambda: parse_real(eps, "target eps")))
+    if mechanism not in MECHANISMS:
+        errors.append(f"mechanism must be one of {', '.join(MECHANISMS)}, got {mechanism!r}")
+    for key, check in checks:
+        try:
+            out[key] = check()
+        except ParameterError as exc:
+            errors.append(str(exc))
+    if errors:
+        raise ParameterError("\n".join(errors))
+    return out
+
+
+def calculator_answer(question: Mapping, what: str) -> tuple[Bound, str]:
+    """Compute one answer of the calculator and the CLI line that gives the same value.
+
+    ``what`` is ``"upper"`` or ``"lower"`` (certified eps of Theorem 4, Theorem 5's lower
+    bound; ``question`` from :func:`calculator_inputs` with ``eps0``) or ``"eps0"`` (largest
+    certified eps0 for the target ``eps``, calibrated to relative width
+    :data:`CALC_EPS0_REL_TOL`).
+    """
+    q = question
+    name, size, n, delta = q["mechanism"], q["size"], q["n"], q["delta"]
+    if what in ("upper", "lower"):
+        res = epsilon(make_mechanism(name, q["eps0"], size), n, delta, bound=what)
+        line = cli_line("epsilon", name, size, eps0=q["eps0"], n=n, delta=delta,
+                        bound=None if what == "upper" else "lower")
+        return res, line
+    if what == "eps0":
+        res = calibrate_eps0(lambda e: make_mechanism(name, e, size), n, q["eps"], delta,
+                             rel_tol=CALC_EPS0_REL_TOL)
+        return res, cli_line("eps0", name, size, n=n, eps=q["eps"], delta=delta,
+                             rel_tol=CALC_EPS0_REL_TOL)
+    raise ParameterError(f"what must be upper, lower or eps0, got {what!r}")
+
+
+def round_out(x: float, direction: str, digits: int = 6) -> str:
+    """``x`` to ``digits`` significant digits, rounded ``"up"`` or ``"down"`` (an upper bound
+    shown rounded is never below the computed one, a lower bound never above it).
+
+    Examples
+    --------
+    >>> round_out(0.38049412, "up"), round_out(0.38049412, "down")
+    ('0.380495', '0.380494')
+    """
+    mode = decimal.ROUND_CEILING if direction == "up" else decimal.ROUND_FLOOR
+    d = decimal.Decimal(float(x))
+    if d == 0:
+        return "0"
+    q = decimal.Decimal(1).scaleb(d.adjusted() - digits + 1)
+    r = d.quantize(q, rounding=mode).normalize()
+    return f"{r:f}" if abs(d.adjusted()) < 5 else f"{r:e}"
+
+
 def calculator_widget():
     """The practitioner's calculator of Chapter 10 (needs a kernel; one click per question).
 
-    Certified ``eps`` for ``(mechanism, n, delta, eps0)`` with Theorem 5's lower bound
-    (:func:`amp.epsilon`), or the largest ``eps0`` meeting a target ``(eps, delta)``
-    (:func:`amp.calibrate_eps0`), with the equivalent CLI line.
+    Certified ``eps`` for ``(mechanism, n, delta, eps0)`` (:func:`amp.epsilon`; the upper
+    bound first, then Theorem 5's lower bound), or the largest ``eps0`` meeting a target
+    ``(eps, delta)`` (:func:`amp.calibrate_eps0`). Inputs are text: faulty ones are refused
+    with a message (:func:`calculator_inputs`); while a question runs the buttons are disabled
+    and the status says so. Each answer comes with the ``python -m amp`` line that computes the
+    same value (:func:`calculator_answer`).
     """
     widgets = require("ipywidgets", "plot", purpose="amp.viz widgets")
+    wide = widgets.Layout(width="300px")
+    mech = widgets.Dropdown(options=list(MECHANISMS), value="k-RR", description="mechanism",
+                            layout=wide)
+    size = widgets.Text(value="10", description="k or d", layout=wide)
+    n = widgets.Text(value="10000", description="n", layout=wide)
+    delta = widgets.Text(value="1e-6", description="δ", layout=wide)
+    eps0 = widgets.Text(value="4", description="ε₀", layout=wide)
+    target = widgets.Text(value="1", description="target ε", layout=wide)
+    go_eps = widgets.Button(description="certified ε for ε₀", button_style="primary",
+                            layout=widgets.Layout(width="220px"))
+    go_eps0 = widgets.Button(description="largest ε₀ for target ε",
+                             layout=widgets.Layout(width="220px"))
+    status = widgets.HTML(value="")
+    result = widgets.HTML(value="")
+    hint = widgets.HTML(
+        "<small><b>k or d</b>: k for k-RR (at least 2); the domain size d for the others "
+        "(blank: the Table 1 form). <b>n</b> accepts 10000, 10,000, 1e6 or 10**6; <b>δ</b> "
+        "accepts 1e-6 or 10**-6. Certified values are shown rounded outwards (an upper bound up, "
+        "a lower bound down).</small>")
+    buttons = (go_eps, go_eps0)
 
-    mech = widgets.Dropdown(options=list(MECHANISMS), value="k-RR", description="mechanism")
-    size = widgets.IntText(value=10, description="k or d",
-                           tooltip="k for k-RR; domain size d for the others (0: Table 1 row)")
-    n = widgets.IntText(value=10_000, description="n")
-    delta_exp = widgets.FloatSlider(value=-6, min=-12, max=-2, step=0.5, description="log₁₀ δ")
-    eps0 = widgets.FloatText(value=4.0, description="ε₀")
-    target = widgets.FloatText(value=1.0, description="target ε")
-    go_eps = widgets.Button(description="certified ε for ε₀")
-    go_eps0 = widgets.Button(description="largest ε₀ for target ε")
-    out = widgets.Output()
+    def code(line: str) -> str:
+        return f"<code style='font-size:85%'>{html.escape(line)}</code>"
 
-    def params():
-        s = size.value if size.value > 0 else None
-        if mech.value == "k-RR" and s is None:
-            s = 10
-        return mech.value, s, int(n.value), 10.0 ** delta_exp.value
+    def run(kind: str) -> None:
+        for b in buttons:
+            b.disabled = True
+        result.value = ""
+        t0 = time.perf_counter()
+        rows: list[str] = []
+        try:
+            status.value = "<b>computing…</b> (a few seconds; up to a minute for n near 1e9)"
+            q = calculator_inputs(mech.value, size.value, n.value, delta.value,
+                                  eps0=eps0.value if kind == "eps" else None,
+                                  eps=target.value if kind == "eps0" else None)
+            m = make_mechanism(q["mechanism"], q.get("eps0", 1.0), q["size"])
+            head = (f"{html.escape(m.describe()) if kind == 'eps' else q['mechanism']}, "
+                    f"n = {q['n']:,}, δ = {q['delta']:.3g}")
+            if kind == "eps":
+                up, line = calculator_answer(q, "upper")
+                rows += [f"<b>ε ≤ {round_out(up.value, 'up')}</b> &nbsp; certified upper bound "
+                         f"(Theorem 4) for {head}", code(line)]
+                result.value = "<br>".join(rows)
+                status.value = "<b>computing…</b> the Theorem 5 lower bound"
+                lo, line = calculator_answer(q, "lower")
+                rows += [f"ε ≥ {round_out(lo.value, 'down')} &nbsp; Theorem 5 lower bound: no "
+                         "analysis can certify less", code(line)]
+            else:
+                r, line = calculator_answer(q, "eps0")
+                rows += [f"<b>ε₀ = {round_out(r.value, 'down', 4)}</b> &nbsp; largest certified "
+                         f"local ε₀ for target (ε, δ) = ({q['eps']:g}, {q['delta']:.3g}), "
+                         f"{head}; the bound misses the target at ε₀ = "
+                         f"{round_out(r.upper, 'up', 4)}", code(line)]
+            result.value = "<br>".join(rows)
+            status.value = f"done in {time.perf_counter() - t0:.1f} s"
+        except ParameterError as exc:
+            status.value = ("<span style='color:#b00020'><b>cannot compute:</b> "
+                            + "<br>".join(html.escape(x) for x in str(exc).split("\n"))
+                            + "</span>")
+        except AmpError as exc:
+            status.value = f"<span style='color:#b00020'><b>error:</b> {html.escape(str(exc))}</span>"
+        finally:
+            for b in buttons:
+                b.disabled = False
 
-    def on_eps(_):
-        out.clear_output()
-        with out:
-            name, s, nn, delta = params()
-            try:
-                m = make_mechanism(name, eps0.value, s)
-                up = epsilon(m, nn, delta)
-                lo = epsilon(m, nn, delta, bound="lower")
-            except AmpError as exc:
-                print(f"error: {exc}")
-                return
-            print(f"{m.describe()}, n = {nn}, delta = {delta:.3g}")
-            print(f"certified eps <= {up.value:.6g}   (blanket upper bound, Theorem 4)")
-            print(f"true eps      >= {lo.value:.6g}   (Theorem 5 lower bound)")
-            print(cli_line("epsilon", name, s, eps0=eps0.value, n=nn, delta=delta))
-
-    def on_eps0(_):
-        out.clear_output()
-        with out:
-            name, s, nn, delta = params()
-            try:
-                r = calibrate_eps0(lambda e: make_mechanism(name, e, s), nn, target.value, delta,
-                                   rel_tol=1e-2)
-            except AmpError as exc:
-                print(f"error: {exc}")
-                return
-            print(f"{name}, n = {nn}, target (eps, delta) = ({target.value:g}, {delta:.3g})")
-            print(f"largest certified eps0 = {r.value:.4g}   (bracket [{r.lower:.4g}, {r.upper:.4g}])")
-            print(cli_line("eps0", name, s, n=nn, eps=target.value, delta=delta))
-
-    go_eps.on_click(on_eps)
-    go_eps0.on_click(on_eps0)
-    return widgets.VBox([widgets.HBox([mech, size]), widgets.HBox([n, delta_exp]),
-                         widgets.HBox([eps0, go_eps]), widgets.HBox([target, go_eps0]), out])
+    go_eps.on_click(lambda _: run("eps"))
+    go_eps0.on_click(lambda _: run("eps0"))
+    box = widgets.VBox([widgets.HBox([mech, size]), widgets.HBox([n, delta]),
+                        widgets.HBox([eps0, go_eps]), widgets.HBox([target, go_eps0]),
+                        hint, status, result])
+    box.run = run            # for tests and scripted use: box.run("eps")
+    return box
