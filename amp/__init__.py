@@ -14,6 +14,7 @@ The front door::
     prof = amp.profile(m, 10_000)                # build once, ask many times
     amp.epsilon_for(prof, 1e-8); prof.delta([0.2, 0.4])
     amp.calibrate_eps0(lambda e0: amp.KRR(e0, k=10), 10_000, 0.5, 1e-6)
+    amp.sweep("krr", n=[1e4, 1e6], eps0=[1, 4], delta=1e-6, k=10)   # a table, in parallel
 
 Each answer is a :class:`Bound`: ``value`` is the number to use, ``bracket`` encloses the exact
 value of the selected bound (``bound="upper"``: Theorem 4; ``bound="lower"``: Theorem 5).
@@ -28,11 +29,13 @@ from amp.mechanisms import (BLH, GPARV, KRR, OLH, OUE, RAPPOR, HadamardResponse,
                             MatrixMechanism, Mechanism)
 from amp.mechanisms.joint import JointMechanism
 from amp.profile import PrivacyProfile
+from amp.sweep import SweepTable, sweep
 
 from amp.core.version import __version__  # noqa: E402
 
 __all__ = [
-    "delta", "epsilon", "epsilon_for", "profile", "calibrate_eps0", "compose",
+    "delta", "epsilon", "epsilon_for", "profile", "calibrate_eps0", "compose", "sweep",
+    "SweepTable",
     "Bound", "PrivacyProfile", "NEIGHBOURING",
     "AmpError", "NumericalError", "ParameterError",
     "Mechanism", "KRR", "RAPPOR", "OUE", "OLH", "BLH", "HadamardResponse", "MatrixMechanism",

@@ -15,7 +15,7 @@ MAX_LINES = 600
 #: rank, and modules of its own part (acyclically). Baselines and oracles sit beside the front
 #: door (rank 5) and use the layers below it.
 RANKS = {"core": 0, "mechanisms": 1, "backends": 2, "profile": 3, "inversion": 4,
-         "rounds": 4.5, "api": 5,
+         "rounds": 4.5, "api": 5, "sweep": 5.5,
          "baselines": 5, "oracles": 5, "cli": 6, "viz": 6, "__init__": 7, "__main__": 8}
 
 

@@ -1,0 +1,198 @@
+"""amp.sweep: the same table serially, on a process pool and on a Dask LocalCluster; each row
+is the front door's answer (or its error); bad input is refused before any work starts."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import sys
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+import amp
+from amp.core.errors import ParameterError
+from amp.core.extras import MissingExtraError
+from amp.mechanisms import registry
+from amp.sweep import COLUMNS, SweepTable, dask_executor
+
+GRID = dict(mechanism=["rappor", ("krr", {"k": 10})], n=[300, 20_000], eps0=[1.0, 4.0],
+            delta=[1e-4, 1e-7])
+
+
+def _mech(row: dict):
+    params = dict(kv.split("=") for kv in row["params"].split(",") if kv)
+    return registry.make(row["mechanism"], row["eps0"], **{k: int(v) for k, v in params.items()})
+
+
+@pytest.fixture(scope="module")
+def serial() -> SweepTable:
+    return amp.sweep(**GRID, executor=None)
+
+
+@pytest.fixture(scope="module")
+def dask_ex():
+    pytest.importorskip("distributed", reason="the dask extra (distributed) is not installed")
+    with dask_executor(n_workers=2, threads_per_worker=1) as ex:
+        yield ex
+
+
+# ----------------------------------------------------------------------------- executors
+def test_grid_order_and_shape(serial):
+    assert len(serial) == 2 * 2 * 2 * 2 and serial.given == "delta"
+    keys = [(r["mechanism"], r["n"], r["eps0"], r["delta"]) for r in serial]
+    expect = [(m, n, e0, d) for m in ("rappor", "krr") for n in (300, 20_000)
+              for e0 in (1.0, 4.0) for d in (1e-4, 1e-7)]
+    assert keys == expect
+    assert all(r["error"] is None and r["quantity"] == "eps" for r in serial)
+    assert all(r["lower"] <= r["value"] == r["upper"] for r in serial)   # upper bound: upper end
+
+
+def test_process_pool_gives_the_same_table(serial):
+    pooled = amp.sweep(**GRID, workers=2)
+    assert pooled == serial
+    assert pooled.to_csv() == serial.to_csv()       # bit for bit (repr of every float)
+
+
+def test_dask_local_cluster_gives_the_same_table(serial, dask_ex):
+    dasked = amp.sweep(**GRID, executor=dask_ex)
+    assert dasked == serial and dasked.to_csv() == serial.to_csv()
+
+
+def test_dask_delta_sweep_lower_bound_matches_serial(dask_ex):
+    kw = dict(mechanism="krr", k=5, n=[200, 5000], eps0=[2.0], eps=[0.1, 0.6],
+              bound=["upper", "lower"])
+    assert amp.sweep(**kw, executor=dask_ex) == amp.sweep(**kw, executor=None)
+
+
+def test_an_executor_passed_in_is_not_shut_down():
+    with ThreadPoolExecutor(2) as ex:
+        t = amp.sweep("krr", k=10, n=[1000, 2000], eps0=2.0, delta=1e-6, executor=ex)
+        assert ex.submit(lambda: 7).result() == 7
+    assert t == amp.sweep("krr", k=10, n=[1000, 2000], eps0=2.0, delta=1e-6, workers=1)
+
+
+# ----------------------------------------------------------------------------- the values
+def test_rows_are_the_front_doors_answers_without_reuse():
+    t = amp.sweep(**GRID, executor=None, reuse=False)
+    for r in t:
+        b = amp.epsilon(_mech(r), r["n"], r["delta"])
+        assert (r["lower"], r["upper"], r["method"], r["value"]) == \
+            (b.lower, b.upper, b.method, b.value), r
+
+
+def test_reused_profiles_give_certified_brackets_of_the_same_value(serial):
+    """With reuse a row may sit on deeper tables than a lone call: both brackets enclose the
+    exact eps of Theorem 4, so they overlap; the first delta of each group is identical."""
+    for i, r in enumerate(serial):
+        b = amp.epsilon(_mech(r), r["n"], r["delta"])
+        assert max(b.lower, r["lower"]) <= min(b.upper, r["upper"]), r
+        assert r["upper"] - r["lower"] <= 1e-4 * r["upper"] * (1 + 1e-12)
+        if i % 2 == 0:
+            assert (r["lower"], r["upper"]) == b.bracket, r
+
+
+def test_delta_sweep_rows_equal_amp_delta_both_bounds():
+    t = amp.sweep(["rappor", ("krr", {"k": 5})], n=[200], eps0=[2.0], eps=[0.0, 0.3],
+                  bound=["upper", "lower"], executor=None)
+    assert t.given == "eps" and {r["quantity"] for r in t} == {"delta"}
+    for r in t:
+        b = amp.delta(_mech(r), r["n"], r["eps"], bound=r["bound"])
+        assert (r["lower"], r["upper"], r["value"]) == (b.lower, b.upper, b.value), r
+        assert r["value"] == (r["lower"] if r["bound"] == "lower" else r["upper"])
+
+
+def test_lower_rows_stay_below_upper_rows_and_exact_method_agrees():
+    """Theorem 5 <= Theorem 4 at every point; the exact-enumeration backend (method='exact',
+    an independent oracle at small n) gives an overlapping bracket."""
+    kw = dict(mechanism="krr", k=4, n=[30, 60], eps0=[1.5], eps=[0.2, 0.5], executor=None)
+    up = amp.sweep(**kw)
+    low = amp.sweep(**kw, bound="lower")
+    exact = amp.sweep(**kw, method="exact")
+    for u, lo, ex in zip(up, low, exact):
+        assert lo["lower"] <= u["upper"]
+        assert max(u["lower"], ex["lower"]) <= min(u["upper"], ex["upper"]) * (1 + 1e-12)
+        assert ex["method"] == "exact"
+
+
+# ----------------------------------------------------------------------------- failures
+def test_a_point_that_cannot_be_certified_is_reported_in_its_row():
+    kw = dict(mechanism="krr", k=10, n=[1000], eps0=[2.0, 3.0], delta=[1e-6, 1e-300])
+    for t in (amp.sweep(**kw, executor=None), amp.sweep(**kw, workers=2)):
+        ok = [r for r in t if r["delta"] == 1e-6]
+        bad = [r for r in t if r["delta"] == 1e-300]
+        assert len(ok) == 2 and all(r["error"] is None and r["value"] > 0 for r in ok)
+        assert len(bad) == 2 and t.failed == bad
+        for r in bad:
+            assert r["error"].startswith("NumericalError:") and "floor" in r["error"]
+            assert r["value"] is None and r["lower"] is None and r["upper"] is None
+        assert "2 not certified" in str(t)
+
+
+BAD = [
+    (dict(mechanism="nope"), "mechanism"),
+    (dict(mechanism=[]), "mechanism"),
+    (dict(mechanism=[("krr", 10)]), "mechanism"),
+    (dict(k=None), "k is required"),
+    (dict(g=3), "g does not apply"),
+    (dict(k=0), "k must be >= 1"),
+    (dict(n=0), "n must be >= 1"),
+    (dict(n=[]), "n must not be empty"),
+    (dict(n=10.5), "n must be an integer"),
+    (dict(eps0=-1.0), "eps0 must be > 0"),
+    (dict(eps0="2"), "eps0 must be a number"),
+    (dict(delta=1.5), "delta must be in"),
+    (dict(delta=None), "exactly one of delta"),
+    (dict(eps=0.5), "exactly one of delta"),
+    (dict(bound="middle"), "bound must be"),
+    (dict(bound=[]), "bound must not be empty"),
+    (dict(rel_tol=0.0), "rel_tol must be > 0"),
+    (dict(method="magic"), "method must be one of"),
+    (dict(workers=0), "workers must be >= 1"),
+    (dict(executor="threads"), "executor must be"),
+    (dict(executor=42), "executor must be"),
+    (dict(reuse="yes"), "reuse must be"),
+    (dict(progress=3), "progress must be callable"),
+]
+
+
+@pytest.mark.parametrize("change, message", BAD, ids=[m for _, m in BAD])
+def test_bad_input_is_refused_naming_the_parameter(change, message):
+    kw = dict(mechanism="krr", k=10, n=[100], eps0=[1.0], delta=1e-6, executor=None)
+    kw.update(change)
+    kw = {k: v for k, v in kw.items() if not (k == "k" and v is None)}
+    if "delta" in kw and kw["delta"] is None:
+        del kw["delta"]
+    with pytest.raises(ParameterError, match=message):
+        amp.sweep(**kw)
+
+
+def test_missing_distributed_names_the_dask_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "distributed", None)
+    with pytest.raises(MissingExtraError, match=r"pip install 'amp-shuffle\[dask\]'"):
+        with dask_executor():
+            pass
+
+
+# ----------------------------------------------------------------------------- output
+def test_csv_json_records_and_text(serial):
+    rows = list(csv.DictReader(io.StringIO(serial.to_csv())))
+    assert list(rows[0]) == list(serial.columns) and len(rows) == len(serial)
+    for got, r in zip(rows, serial):
+        assert float(got["value"]) == r["value"] and int(got["n"]) == r["n"]
+        assert got["error"] == ""
+    recs = json.loads(serial.to_json())
+    assert recs == serial.to_records() and set(recs[0]) == set(COLUMNS) - {"given"} | {"delta"}
+    text = str(serial).splitlines()
+    assert text[0].split() == [c for c in serial.columns if c != "error"]
+    assert len(text) == len(serial) + 2 and text[-1] == f"{len(serial)} point(s)"
+    assert math.isclose(float(text[1].split()[7]), serial.rows[0]["value"], rel_tol=1e-5)
+
+
+def test_progress_is_reported_per_task():
+    seen: list[str] = []
+    amp.sweep("krr", k=10, n=[500, 1000], eps0=[1.0, 2.0], delta=1e-6, executor=None,
+              progress=seen.append)
+    assert seen[-1] == "sweep: 4/4 tasks done (4/4 points)" and len(seen) == 4
