@@ -74,7 +74,7 @@ def test_matrix_file(tmp_path, capsys):
      "delta"),
     (["delta", "-m", "nope", "--eps0", "1", "--n", "10", "--eps", "1"], "mechanism"),
     (["delta", "-m", "krr", "--eps0", "1", "--n", "10", "--eps", "1"], "k"),
-    (["delta", "-m", "krr", "--k", "2", "--eps0", "1", "--n", "10", "--eps", "1",
+    (["delta", "-m", "krr", "--k", "1", "--eps0", "1", "--n", "10", "--eps", "1",
       "--bound", "lower"], "k"),
     (["delta", "-m", "krr", "--k", "3", "--eps0", "1e6", "--n", "10", "--eps", "1"], "eps0"),
     (["delta", "-m", "matrix", "--matrix", "/nonexistent.csv", "--n", "10", "--eps", "1"],

@@ -69,12 +69,18 @@ def test_random_ldp_matrices(d, m, eps0, n, frac, seed):
 
 
 def test_exact_method_and_auto_selection():
-    # Theorem 5's law has no Table 1 shape: enumeration when small, FFT otherwise
-    law = KRR(1.0, k=5).lower_laws()[0]
+    # RAPPOR's Theorem 5 law (seven atom types) has no structured shape: enumeration when
+    # small, FFT otherwise; k-RR's has it (nuisance levels 1/E and 1): structured at any n
+    law = RAPPOR(1.0).lower_laws()[0]
     r = delta_bracket(law, 6, 0.2)
     assert r.method == "exact"
     assert r.lower <= delta_enumerate(law, 6, 0.2) <= r.upper
     assert delta_bracket(law, 5000, 0.05).method == "fft"
+    low = KRR(1.0, k=5).lower_laws()[0]
+    for n in (6, 5000):
+        r = delta_bracket(low, n, 0.05)
+        rf = delta_bracket(low, n, 0.05, method="exact" if n == 6 else "fft")
+        assert r.method == "structured" and r.lower <= rf.upper and rf.lower <= r.upper
     # the blanket law of a Table 1 mechanism goes to the structured path, at any n
     up = KRR(1.0, k=5).gparv()
     for n in (6, 5000):

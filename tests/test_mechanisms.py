@@ -151,7 +151,7 @@ def test_zero_column_is_dropped():
     (lambda: RAPPOR(0.0), "eps0 must be > 0"),
     (lambda: OLH(1.0, g=1), "g must be >= 2"),
     (lambda: OUE(1.0, d=1), "d must be >= 2"),
-    (lambda: KRR(1.0, k=2).lower_laws(), "k must be >= 3"),
+    (lambda: KRR(1.0, k=4).lower_laws(pair=(1, 1)), "pair must be two distinct"),
     (lambda: RAPPOR(1.0).matrix(), "no finite matrix"),
 ])
 def test_bad_parameters(factory, msg):

@@ -235,11 +235,11 @@ def test_goal_narrows_the_bracket():
 def test_bad_inputs():
     law = RAPPOR(2.0).gparv()
     with pytest.raises(ParameterError, match="structured shape"):
-        StructuredBackend(KRR(4.0, k=10).lower_laws()[0], 100)
+        StructuredBackend(RAPPOR(4.0).lower_laws()[0], 100)
     with pytest.raises(ParameterError, match="GPARV"):
         StructuredBackend(RAPPOR(2.0), 100)
     with pytest.raises(ParameterError):
-        delta_bracket_structured(KRR(4.0, k=10).lower_laws()[0], 100, 0.5)
+        delta_bracket_structured(RAPPOR(4.0).lower_laws()[0], 100, 0.5)
     with pytest.raises(ParameterError):
         delta_bracket_structured(law, 0, 0.5)
     with pytest.raises(ParameterError):
@@ -253,4 +253,4 @@ def test_bad_inputs():
         b.delta(0.1, rel_tol=0.7)
     with pytest.raises(ParameterError, match="eps"):
         b.delta(float("nan"))
-    assert supports(law) and not supports(KRR(4.0, k=10).lower_laws()[0])
+    assert supports(law) and not supports(RAPPOR(4.0).lower_laws()[0])

@@ -31,11 +31,33 @@ def test_supports_table1_and_finite_forms(mech):
     assert math.isclose(total, 1.0, rel_tol=1e-12)
 
 
-@pytest.mark.parametrize("mech", [KRR(4.0, k=10), RAPPOR(1.0, d=4), OUE(2.0, d=3), BLH(1.0, d=3)],
-                         ids=lambda m: m.describe())
-def test_supports_false_on_theorem5_laws(mech):
-    for law in mech.lower_laws():
-        assert not supports(law)
+@pytest.mark.parametrize("mech", [RAPPOR(1.0, d=4), OUE(2.0, d=3), BLH(1.0, d=3), RAPPOR(2.0),
+                                  BLH(3.0), HadamardResponse(1.0)], ids=lambda m: m.describe())
+def test_theorem5_laws_of_bit_mechanisms(mech):
+    """The paper's pair of a bit mechanism has seven atom types (three nuisance levels 1/E, 1,
+    E): not the structured shape; its backgrounds x2 = x0, x2 = x1 (three types) are."""
+    main, bg0, bg1 = mech.lower_laws()
+    assert not supports(main)
+    for law, lx, ly in ((bg0, 1 / math.exp(mech.eps0), 1.0), (bg1, 1.0, 1 / math.exp(mech.eps0))):
+        sh = structured_shape(law)
+        assert sh is not None and sh.sv == 1.0 and sh.pZ == 0.0
+        assert math.isclose(sh.lx, lx, rel_tol=1e-12) and math.isclose(sh.ly, ly, rel_tol=1e-12)
+
+
+def test_theorem5_law_of_krr_has_the_shape_with_levels():
+    """k-RR's Theorem 5 law: atoms (1/E, 1/E) (output x2), (E, 1), (1, E), (1, 1): the shape
+    with nuisance levels sv = 1/E and sv E = 1; masses E p, p, p, (k - 3) p."""
+    m = KRR(4.0, k=10)
+    E, p = math.exp(4.0), m.p
+    sh = structured_shape(m.lower_laws()[0])
+    assert sh is not None and math.isclose(sh.sv, 1 / E, rel_tol=1e-12)
+    assert (sh.lx, sh.ly) == (1.0, 1.0) and math.isclose(sh.E, E, rel_tol=1e-12)
+    for got, want in ((sh.pO, E * p), (sh.pX, p), (sh.pY, p), (sh.pZ, 7 * p)):
+        assert math.isclose(got, want, rel_tol=1e-12)
+    assert sh.dev_a == sh.dev_b == 0.0
+    # the blanket law keeps every level at 1
+    b = structured_shape(m.gparv())
+    assert (b.lx, b.ly, b.sv) == (1.0, 1.0, 1.0)
 
 
 def test_supports_false_on_random_matrices(rng):
@@ -44,8 +66,13 @@ def test_supports_false_on_random_matrices(rng):
         assert not supports(pair_law_from_matrix(M, 0, 1))
     # two different ratios, or a ratio below 1
     assert not supports(GPARV([2.0, 1.0, 3.0], [1.0, 2.0, 1.0], [0.2, 0.2, 0.1], 1.1))
-    assert not supports(GPARV([0.5, 1.0], [1.0, 0.5], [0.3, 0.3], 1.0))
     assert not supports(GPARV([2.0, 0.0], [1.0, 1.0], [0.3, 0.3], 1.0))
+    # active atoms with two levels each, or three nuisance levels
+    assert not supports(GPARV([2.0, 1.0, 1.0], [1.0, 0.5, 2.0], [0.2, 0.2, 0.2], 1.0))
+    assert not supports(GPARV([2.0, 0.5, 1.0, 2.0], [1.0, 0.5, 1.0, 2.0], [.2] * 4, 1.0))
+    # levels other than 1 are fine: (1/2, 1) and (1, 1/2) is the shape with lx = ly = 1/2
+    sh = structured_shape(GPARV([0.5, 1.0], [1.0, 0.5], [0.3, 0.3], 1.0))
+    assert sh is not None and sh.E == 2.0 and sh.lx == sh.ly == 0.5
 
 
 def test_supports_explicit_off_atom_and_tolerance():

@@ -168,16 +168,25 @@ class Mechanism:
                                  "gparv_laws() and take the maximum bound over them")
         return laws[0]
 
-    def lower_laws(self, pair: tuple[int, int] | None = None) -> list[GPARV]:
-        """Theorem 5 laws for the pair ``(x0, x1)`` (default: (0, 1)) and every third input."""
+    def lower_laws(self, pair: tuple[int, int] | None = None, *,
+                   backgrounds: bool = True) -> list[GPARV]:
+        """Theorem 5 laws for the pair ``(x0, x1)`` (default: (0, 1)): every third input
+        ``x2``, then the backgrounds ``x2 = x0`` and ``x2 = x1`` (the datasets
+        ``(x0, x0, ..., x0)`` vs ``(x1, x0, ..., x0)`` and their mirror; Appendix B's proof of
+        Theorem 5 does not use ``x2 != x0, x1``). Labels name the triple. ``backgrounds=False``
+        keeps the paper's pairs only (a third input is then needed)."""
         M = self.matrix()
         d = M.shape[0]
-        if d < 3:
-            raise ParameterError("the Theorem 5 lower bound needs a third input (>= 3 inputs)")
         x0, x1 = pair if pair is not None else (0, 1)
+        if x0 == x1:
+            raise ParameterError(f"pair must be two distinct inputs, got {(x0, x1)}")
+        order = [x2 for x2 in range(d) if x2 not in (x0, x1)]
+        if not backgrounds and not order:
+            raise ParameterError("the Theorem 5 lower bound needs a third input (>= 3 inputs)")
+        order += [x0, x1] if backgrounds else []
         laws = [lower_law_from_matrix(M, x0, x1, x2, self.eps0,
                                       f"{self.name} triple ({x0}, {x1}, {x2})")
-                for x2 in range(d) if x2 not in (x0, x1)]
+                for x2 in order]
         return dedupe_laws(laws)
 
     def describe(self) -> str:

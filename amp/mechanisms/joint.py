@@ -386,7 +386,8 @@ class JointMechanism(Mechanism):
         if subsets not in self._lower:
             opts = []
             for c in self.components:
-                dl = list(c.lower_laws())
+                # the paper's construction (x0, x1, x2 distinct): no background laws
+                dl = list(c.lower_laws(backgrounds=False))
                 sl = _same_input_laws(dl) + [_ONE] if subsets else []
                 opts.append((dl, sl))
             self._lower[subsets] = _enumerate(opts, self.eps0, f"{self.name} Theorem 5",

@@ -95,8 +95,9 @@ class Subsampled(Mechanism):
     def gparv_laws(self) -> list[GPARV]:
         return [subsample_law(law, self.q) for law in self.inner.gparv_laws()]
 
-    def lower_laws(self, pair: tuple[int, int] | None = None) -> list[GPARV]:
-        laws = self.inner.lower_laws() if pair is None else self.inner.lower_laws(pair)
+    def lower_laws(self, pair: tuple[int, int] | None = None, *,
+                   backgrounds: bool = True) -> list[GPARV]:
+        laws = self.inner.lower_laws(pair, backgrounds=backgrounds)
         return [subsample_law(law, self.q) for law in laws]
 
     def describe(self) -> str:

@@ -7,7 +7,9 @@ Every mechanism offers
   which the blanket bound (Theorem 4) must be maximised. Symmetric mechanisms return one law
   (every ordered pair has the same law); a generic matrix returns one law per distinct pair;
 * ``lower_laws()``: laws of Theorem 5's variable for dataset pairs
-  ``X0 = (x0, x2, ..., x2)``, ``X1 = (x1, x2, ..., x2)``; the lower bound is their maximum;
+  ``X0 = (x0, x2, ..., x2)``, ``X1 = (x1, x2, ..., x2)``, first with a third value ``x2``
+  (the paper's pair), then the backgrounds ``x2 = x0`` and ``x2 = x1`` (any neighbouring pair
+  is a valid lower bound); the lower bound is their maximum;
 * ``matrix()`` for finite mechanisms: rows are inputs, columns outputs.
 
 Two forms exist for each Table 1 mechanism (see ``../shared/notes/math-notes.md``):
@@ -31,7 +33,32 @@ from amp.core.errors import ParameterError
 from amp.mechanisms.base import Mechanism
 from amp.mechanisms.gparv import GPARV
 
-__all__ = ["KRR", "RAPPOR", "OUE", "OLH", "BLH", "HadamardResponse"]
+__all__ = ["KRR", "RAPPOR", "OUE", "OLH", "BLH", "HadamardResponse", "bit_backgrounds"]
+
+
+def bit_backgrounds(eps0: float, p_own: float, p_other: float, name: str) -> list[GPARV]:
+    """Theorem 5 laws of the backgrounds ``x2 = x0`` and ``x2 = x1`` for a mechanism whose
+    likelihood ratios are ``R(x)(y) / R(x')(y) = e^(eps0 (u_x - u_x'))`` with one bit ``u_x``
+    per input (unary encodings: bit ``x`` of ``y``; local hashing and Hadamard response:
+    ``[y in the set of x]``), and, under ``y ~ R(x2)``, ``u_x2 ~ Bern(p_own)`` independent of
+    ``u_x ~ Bern(p_other)`` for ``x != x2``.
+
+    ``x2 = x0`` (datasets ``(x0, x0, ..., x0)`` and ``(x1, x0, ..., x0)``): ``a = 1``,
+    ``b = e^(eps0 (u1 - u0))``; ``x2 = x1``: ``a = e^(eps0 (u0 - u1))``, ``b = 1``. Appendix B's
+    proof of Theorem 5 does not use ``x2 != x0, x1``, so these are valid lower bounds too.
+    """
+    laws = []
+    for own, tag in ((0, "x2 = x0"), (1, "x2 = x1")):
+        a_, b_, p_ = [], [], []
+        for u_own, u_oth in itertools.product((0, 1), repeat=2):
+            r = math.exp(eps0 * (u_oth - u_own)) if u_oth != u_own else 1.0
+            a_.append(1.0 if own == 0 else r)
+            b_.append(r if own == 0 else 1.0)
+            p_.append((p_own if u_own else 1 - p_own) * (p_other if u_oth else 1 - p_other))
+        laws.append(GPARV(a_, b_, p_, eps0, f"{name} Theorem 5 background {tag}, "
+                                            f"eps0={eps0:g}"))
+    return laws
+
 
 # ---------------------------------------------------------------------------- k-RR
 class KRR(Mechanism):
@@ -71,9 +98,9 @@ class KRR(Mechanism):
         return [GPARV([e0, 1.0, 1.0], [1.0, e0, 1.0], [p, p, (k - 2) * p], self.eps0,
                       f"{self.name}, eps0={self.eps0:g}")]
 
-    def lower_laws(self, pair=None) -> list[GPARV]:
-        if self.k < 3:
-            raise ParameterError(f"k must be >= 3 for the Theorem 5 lower bound, got {self.k}")
+    def lower_laws(self, pair=None, *, backgrounds: bool = True) -> list[GPARV]:
+        """Theorem 5 laws: the paper's pair (others hold a third value ``x2``; needs
+        ``k >= 3``), then the backgrounds ``x2 = x0`` and ``x2 = x1`` (any ``k >= 2``)."""
         if pair is not None:
             # k-RR is symmetric: every pair of distinct inputs gives this law; still check it
             ok = (isinstance(pair, (tuple, list)) and len(pair) == 2
@@ -83,10 +110,25 @@ class KRR(Mechanism):
                 raise ParameterError(f"pair must be two distinct inputs in [0, {self.k - 1}], "
                                      f"got {show(pair)}")
         e0, p, k = math.exp(self.eps0), self.p, self.k
-        # y ~ R(x2): y = x2 w.p. e0 p, y = x0 or x1 w.p. p each, another value w.p. (k-3) p
-        return [GPARV([1 / e0, e0, 1.0, 1.0], [1 / e0, 1.0, e0, 1.0],
-                      [e0 * p, p, p, (k - 3) * p], self.eps0,
-                      f"{self.name} Theorem 5, eps0={self.eps0:g}")]
+        tag = f"eps0={self.eps0:g}"
+        laws = []
+        if k >= 3:
+            # y ~ R(x2): y = x2 w.p. e0 p, y = x0 or x1 w.p. p each, another value w.p. (k-3) p
+            laws.append(GPARV([1 / e0, e0, 1.0, 1.0], [1 / e0, 1.0, e0, 1.0],
+                              [e0 * p, p, p, (k - 3) * p], self.eps0,
+                              f"{self.name} Theorem 5, {tag}"))
+        if not backgrounds:
+            if not laws:
+                raise ParameterError(f"k must be >= 3 for the Theorem 5 pair with a third "
+                                     f"value, got {self.k}")
+            return laws
+        # x2 = x0: y = x0 w.p. e0 p (b = 1/e0), y = x1 w.p. p (b = e0), else (1, 1); x2 = x1
+        # is its mirror image
+        laws.append(GPARV([1.0, 1.0, 1.0], [1 / e0, e0, 1.0], [e0 * p, p, (k - 2) * p],
+                          self.eps0, f"{self.name} Theorem 5 background x2 = x0, {tag}"))
+        laws.append(GPARV([1 / e0, e0, 1.0], [1.0, 1.0, 1.0], [e0 * p, p, (k - 2) * p],
+                          self.eps0, f"{self.name} Theorem 5 background x2 = x1, {tag}"))
+        return laws
 
     def describe(self) -> str:
         return f"{self.name} (eps0={self.eps0:g})"
@@ -166,17 +208,24 @@ class _UnaryEncoding(Mechanism):
         form = "Table 1" if self.d is None else f"d={self.d}"
         return [GPARV(a_, b_, p_, self.eps0, f"{self.name} ({form}), eps0={self.eps0:g}")]
 
-    def lower_laws(self, pair=None) -> list[GPARV]:
-        if self.d is not None and self.d < 3:
-            raise ParameterError("the Theorem 5 lower bound needs d >= 3")
+    def lower_laws(self, pair=None, *, backgrounds: bool = True) -> list[GPARV]:
+        """Theorem 5 laws: the paper's pair (a third value ``x2``; needs ``d >= 3`` for the
+        finite form), then the backgrounds ``x2 = x0`` and ``x2 = x1``."""
         q, p1 = self.q, self.p1
-        a_, b_, p_ = [], [], []
-        for u0, u1, u2 in itertools.product((0, 1), repeat=3):
-            prob = ((q if u0 else self.qc) * (q if u1 else self.qc) * (p1 if u2 else self.p1c))
-            a_.append(self._rr(u0, u2))
-            b_.append(self._rr(u1, u2))
-            p_.append(prob)
-        return [GPARV(a_, b_, p_, self.eps0, f"{self.name} Theorem 5, eps0={self.eps0:g}")]
+        laws = []
+        if self.d is None or self.d >= 3:
+            a_, b_, p_ = [], [], []
+            for u0, u1, u2 in itertools.product((0, 1), repeat=3):
+                prob = ((q if u0 else self.qc) * (q if u1 else self.qc)
+                        * (p1 if u2 else self.p1c))
+                a_.append(self._rr(u0, u2))
+                b_.append(self._rr(u1, u2))
+                p_.append(prob)
+            laws.append(GPARV(a_, b_, p_, self.eps0,
+                              f"{self.name} Theorem 5, eps0={self.eps0:g}"))
+        if not backgrounds and not laws:
+            raise ParameterError("the Theorem 5 pair with a third value needs d >= 3")
+        return laws + (bit_backgrounds(self.eps0, p1, q, self.name) if backgrounds else [])
 
     def describe(self) -> str:
         form = "Table 1 large-domain row" if self.d is None else f"d={self.d}"
@@ -296,19 +345,26 @@ class OLH(Mechanism):
             label = f"{self.name} (d={d}), eps0={self.eps0:g}"
         return [GPARV(a_, b_, p_, self.eps0, label)]
 
-    def lower_laws(self, pair=None) -> list[GPARV]:
-        if self.d is not None and self.d < 3:
-            raise ParameterError("the Theorem 5 lower bound needs d >= 3")
+    def lower_laws(self, pair=None, *, backgrounds: bool = True) -> list[GPARV]:
+        """Theorem 5 laws: the paper's pair (a third value ``x2``; needs ``d >= 3`` for the
+        finite form), then the backgrounds ``x2 = x0`` and ``x2 = x1``."""
         e0, g = math.exp(self.eps0), self.g
         Z = e0 + g - 1
-        f = {1: e0, 0: 1.0}
-        a_, b_, p_ = [], [], []
-        for u0, u1, u2 in itertools.product((0, 1), repeat=3):
-            pu2 = e0 / Z if u2 else (g - 1) / Z
-            pu0 = 1 / g if u0 else (g - 1) / g
-            pu1 = 1 / g if u1 else (g - 1) / g
-            a_.append(f[u0] / f[u2]), b_.append(f[u1] / f[u2]), p_.append(pu0 * pu1 * pu2)
-        return [GPARV(a_, b_, p_, self.eps0, f"{self.name} Theorem 5, eps0={self.eps0:g}")]
+        laws = []
+        if self.d is None or self.d >= 3:
+            f = {1: e0, 0: 1.0}
+            a_, b_, p_ = [], [], []
+            for u0, u1, u2 in itertools.product((0, 1), repeat=3):
+                pu2 = e0 / Z if u2 else (g - 1) / Z
+                pu0 = 1 / g if u0 else (g - 1) / g
+                pu1 = 1 / g if u1 else (g - 1) / g
+                a_.append(f[u0] / f[u2]), b_.append(f[u1] / f[u2]), p_.append(pu0 * pu1 * pu2)
+            laws.append(GPARV(a_, b_, p_, self.eps0,
+                              f"{self.name} Theorem 5, eps0={self.eps0:g}"))
+        if not backgrounds and not laws:
+            raise ParameterError("the Theorem 5 pair with a third value needs d >= 3")
+        return laws + (bit_backgrounds(self.eps0, e0 / Z, 1 / g, self.name) if backgrounds
+                       else [])
 
     def describe(self) -> str:
         form = "Table 1 large-domain row" if self.d is None else f"d={self.d}"
@@ -384,16 +440,17 @@ class HadamardResponse(Mechanism):
         return [GPARV([1.0, e0, 1.0, e0], [1.0, 1.0, e0, e0], [p, p, p, p], self.eps0,
                       f"HR (Table 1), eps0={self.eps0:g}")]
 
-    def lower_laws(self, pair=None) -> list[GPARV]:
+    def lower_laws(self, pair=None, *, backgrounds: bool = True) -> list[GPARV]:
         if self.d is not None:
-            return super().lower_laws(pair)
+            return super().lower_laws(pair, backgrounds=backgrounds)
         e0 = math.exp(self.eps0)
         f = {1: e0, 0: 1.0}
         a_, b_, p_ = [], [], []
         for u0, u1, u2 in itertools.product((0, 1), repeat=3):
             pu2 = e0 / (e0 + 1) if u2 else 1 / (e0 + 1)
             a_.append(f[u0] / f[u2]), b_.append(f[u1] / f[u2]), p_.append(0.25 * pu2)
-        return [GPARV(a_, b_, p_, self.eps0, f"HR Theorem 5, eps0={self.eps0:g}")]
+        return ([GPARV(a_, b_, p_, self.eps0, f"HR Theorem 5, eps0={self.eps0:g}")]
+                + (bit_backgrounds(self.eps0, e0 / (e0 + 1), 0.5, "HR") if backgrounds else []))
 
     def describe(self) -> str:
         form = "Table 1 large-domain row" if self.d is None else f"d={self.d}, K={self.K}"

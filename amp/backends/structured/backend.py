@@ -46,8 +46,7 @@ METHOD = "structured"
 def bahadur_rao(shape: StructuredShape, n: int, eps: float) -> float:
     """Uncertified estimate of ``delta(eps)`` (Bahadur-Rao), used only to size windows and to
     start searches."""
-    E, w = shape.E, math.exp(eps)
-    g = np.array([1 - w, E - w, 1 - w * E, E - w * E, 0.0])
+    g = np.append(atom_noise(shape, eps)[0], 0.0)
     p = np.array([shape.pO, shape.pX, shape.pY, shape.pZ, shape.pF])
     keep = p > 0
     g, p = g[keep], p[keep]
@@ -206,9 +205,11 @@ class StructuredBackend:
             return self._zero(eps, "eps = log E within rounding", lvl)
         if chernoff and abs_tol > 0 and n > 1 and hint is None:
             # a delta far below any practical target: the Chernoff bound settles it cheaply
-            ga = np.array([1 - w, E - w, 1 - w * E, E - w * E, 0.0])
+            ga = np.append(g4, 0.0)
             pa = np.array([shape.pO, shape.pX, shape.pY, shape.pZ, shape.pF])
-            ch = chernoff_upper(ga, pa, n, np.full(5, 16 * U * (1 + w) * E))
+            # every atom's noise is <= 16 u (1 + w) E max(lx, ly, sv)
+            ch = chernoff_upper(ga, pa, n, np.full(5, 16 * U * (1 + w) * E
+                                                   * max(shape.lx, shape.ly, shape.sv)))
             ch += shape.dev_a + w * shape.dev_b
             if ch <= abs_tol:
                 return 0.0, ch, {"why": "Chernoff bound below abs_tol"}
@@ -218,8 +219,8 @@ class StructuredBackend:
         d = E - 1.0
         pT = shape.pX + shape.pY
         goal = min(rel_tol, WIDTH_GOAL) if goal is None else min(goal, rel_tol)
-        nu_mu = (shape.pO + E * shape.pZ) / max(1.0 - pT, 1e-300)
-        scale = max(d * pT, math.expm1(eps) * nu_mu, 1e-300)
+        nu_mu = shape.sv * (shape.pO + E * shape.pZ) / max(1.0 - pT, 1e-300)
+        scale = max(d * pT * max(shape.lx, shape.ly), math.expm1(eps) * nu_mu, 1e-300)
         log_tau = math.log(max(max(est, 1e-300) * 1e-3 * goal / scale, 1e-300))
         log_tau = min(max(log_tau, -700.0), LOG_TAU_V)
         mod = self.count_model(log_tau)

@@ -68,9 +68,12 @@ class Evaluator:
         self.eps = eps
         E = mod.E
         w = math.exp(eps)
-        self.beta = math.expm1(eps)
-        self.gX = E - w
-        self.gY = 1.0 - w * E
+        sh = mod.shape
+        # the nuisance coefficient (V = O + E Z counts the levels sv, sv E) and the active
+        # atoms lx (E - w), ly (1 - w E); all levels are 1 for Theorem 4's blanket laws
+        self.beta = sh.sv * math.expm1(eps)
+        self.gX = sh.lx * (E - w)
+        self.gY = sh.ly * (1.0 - w * E)
         self.A = self.gX - self.gY
         Ts = mod.Ts
         Tf = Ts.astype(float)

@@ -30,12 +30,16 @@ SHAPE_RTOL = 1e-12                     # atoms within this relative distance cou
 
 @dataclass(frozen=True)
 class StructuredShape:
-    """Masses of the four blanket atom types and the off atom, with the common ratio ``E``.
+    """Masses of the four atom types and the off atom, with the common ratio ``E`` and the
+    levels of the types.
 
-    ``pO``: ``(1, 1)``; ``pX``: ``(E, 1)``; ``pY``: ``(1, E)``; ``pZ``: ``(E, E)``;
-    ``pF``: ``G = 0`` (``1 - gamma`` and explicit ``(0, 0)`` atoms).  ``dev_a``/``dev_b``
-    are ``sum_j p_j |a_j - a_j'|`` (resp. ``b``) between the law and its idealised shape
-    (0 for the library's mechanisms); they are added to the bracket.
+    ``pX``: ``(lx E, lx)``; ``pY``: ``(ly, ly E)``; ``pO``: ``(sv, sv)``; ``pZ``: ``(sv E, sv E)``;
+    ``pF``: ``G = 0`` (``1 - gamma`` and explicit ``(0, 0)`` atoms).  Theorem 4's blanket laws
+    have ``lx = ly = sv = 1`` (atoms ``(E, 1), (1, E), (1, 1), (E, E)``); Theorem 5's laws of
+    k-RR (``sv = 1/E``: the atoms ``(1/E, 1/E)`` of outputs ``x2`` and ``(1, 1)`` of the others)
+    and the laws of the backgrounds ``x2 = x0`` or ``x2 = x1`` (``lx`` or ``ly = 1/E``) have other
+    levels.  ``dev_a``/``dev_b`` are ``sum_j p_j |a_j - a_j'|`` (resp. ``b``) between the law and
+    its idealised shape (0 for the library's mechanisms); they are added to the bracket.
     """
 
     E: float
@@ -46,10 +50,24 @@ class StructuredShape:
     pF: float
     dev_a: float = 0.0
     dev_b: float = 0.0
+    lx: float = 1.0
+    ly: float = 1.0
+    sv: float = 1.0
+
+
+def _level(values: np.ndarray, tol: float) -> float | None:
+    """The common value of ``values`` (their maximum) if all agree to ``tol`` relative."""
+    v = float(values.max())
+    return v if np.all(np.abs(values - v) <= tol * v) else None
 
 
 def structured_shape(law: GPARV) -> StructuredShape | None:
-    """The :class:`StructuredShape` of ``law``, or ``None`` if it does not have that shape."""
+    """The :class:`StructuredShape` of ``law``, or ``None`` if it does not have that shape.
+
+    Every atom ``(a, b)`` other than ``(0, 0)`` must have ``a / b`` in ``{E, 1, 1/E}`` for one
+    ``E > 1``; the atoms with ``a / b = E`` one common ``b`` (``lx``), those with ``b / a = E``
+    one common ``a`` (``ly``), and those with ``a = b`` at most two levels ``sv`` and ``sv E``.
+    """
     a = np.asarray(law.a, dtype=float)
     b = np.asarray(law.b, dtype=float)
     p = np.asarray(law.p, dtype=float)
@@ -58,27 +76,49 @@ def structured_shape(law: GPARV) -> StructuredShape | None:
     off = is0a & is0b
     if np.any(is0a ^ is0b):
         return None
-    one_a, one_b = np.abs(a - 1) <= tol, np.abs(b - 1) <= tol
-    cand = np.concatenate([a[~off & ~one_a], b[~off & ~one_b]])
-    if cand.size:
-        E = float(cand.max())
-        if E <= 1 + 1e-9 or np.any(np.abs(cand - E) > tol * E):
+    on = ~off
+    a1, b1, p1 = a[on], b[on], p[on]
+    same = np.abs(a1 - b1) <= tol * np.maximum(a1, b1)
+    up, down = (a1 > b1) & ~same, (b1 > a1) & ~same
+    ratios = np.concatenate([a1[up] / b1[up], b1[down] / a1[down]])
+    levels = np.sort(a1[same])
+    if ratios.size:
+        E = _level(ratios, 4 * tol)
+        if E is None or E <= 1 + 1e-9:
             return None
+    elif levels.size and levels[-1] > levels[0] * (1 + 4 * tol):
+        E = float(levels[-1] / levels[0])     # two nuisance levels only (S <= 0 surely)
     else:
-        E = 2.0                       # only (1,1)/(0,0) atoms: any E works (S <= 0)
-    e_a, e_b = np.abs(a - E) <= tol * E, np.abs(b - E) <= tol * E
-    if np.any(~off & ~(one_a | e_a)) or np.any(~off & ~(one_b | e_b)):
+        E = 2.0                               # only (s, s)/(0, 0) atoms: any E works (S <= 0)
+    lx = _level(b1[up], tol) if up.any() else 1.0
+    ly = _level(a1[down], tol) if down.any() else 1.0
+    if lx is None or ly is None:
         return None
-    ideal_a = np.where(off, 0.0, np.where(one_a, 1.0, E))
-    ideal_b = np.where(off, 0.0, np.where(one_b, 1.0, E))
-    pO = float(p[~off & one_a & one_b].sum())
-    pX = float(p[~off & e_a & one_b].sum())
-    pY = float(p[~off & one_a & e_b].sum())
-    pZ = float(p[~off & e_a & e_b].sum())
+    # nuisance levels: {1, E} keeps the blanket form (sv = 1); otherwise {sv} or {sv, sv E}
+    if levels.size == 0:
+        sv = 1.0
+    else:
+        lo_, hi_ = float(levels[0]), float(levels[-1])
+        fits = lambda s: np.all((np.abs(levels - s) <= tol * s)          # noqa: E731
+                                | (np.abs(levels - s * E) <= tol * s * E))
+        if fits(1.0):
+            sv = 1.0
+        elif fits(lo_):
+            sv = lo_
+        elif fits(hi_ / E):
+            sv = hi_ / E
+        else:
+            return None
+    is_o = same & (np.abs(a1 - sv) <= tol * sv)
+    is_z = same & ~is_o
+    ideal_a = np.where(up, lx * E, np.where(down, ly, np.where(is_o, sv, sv * E)))
+    ideal_b = np.where(up, lx, np.where(down, ly * E, np.where(is_o, sv, sv * E)))
+    pO, pX = float(p1[is_o].sum()), float(p1[up].sum())
+    pY, pZ = float(p1[down].sum()), float(p1[is_z].sum())
     pF = max(0.0, 1.0 - (pO + pX + pY + pZ))
-    dev_a = float(np.dot(p, np.abs(a - ideal_a)))
-    dev_b = float(np.dot(p, np.abs(b - ideal_b)))
-    return StructuredShape(E, pO, pX, pY, pZ, pF, dev_a, dev_b)
+    dev_a = float(np.dot(p1, np.abs(a1 - ideal_a)))
+    dev_b = float(np.dot(p1, np.abs(b1 - ideal_b)))
+    return StructuredShape(E, pO, pX, pY, pZ, pF, dev_a, dev_b, lx, ly, sv)
 
 
 def supports(law: GPARV) -> bool:
@@ -95,8 +135,9 @@ def atom_noise(shape: StructuredShape, eps: float) -> tuple[np.ndarray, np.ndarr
     """Atoms ``g`` of the four blanket types and their floating-point noise
     ``16 u (a + w b)`` (the float ``E`` and ``e^eps`` are within a few ulps of the exact ones)."""
     E, w = shape.E, math.exp(eps)
-    g = np.array([1 - w, E - w, 1 - w * E, E - w * E])
-    noise = 16 * U * np.array([1 + w, E + w, 1 + w * E, E + w * E])
+    lx, ly, sv = shape.lx, shape.ly, shape.sv
+    g = np.array([sv * (1 - w), lx * (E - w), ly * (1 - w * E), sv * (E - w * E)])
+    noise = 16 * U * np.array([sv * (1 + w), lx * (E + w), ly * (1 + w * E), sv * (E + w * E)])
     return g, noise
 
 
