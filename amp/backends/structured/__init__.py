@@ -20,6 +20,15 @@ atoms ``(a, b)`` of the GPARV law (:class:`amp.mechanisms.gparv.GPARV`) lie in
 
 and ``delta(eps) = E[S_+] / n``.  The count law does not depend on ``eps``.
 
+Levels: the same algorithm serves laws whose types sit at other levels, ``(lx E, lx)``,
+``(ly, ly E)``, ``(sv, sv)``, ``(sv E, sv E)`` (:class:`~.shape.StructuredShape`): then
+``S = lx (E - w) X + ly (1 - w E) Y - sv beta V`` (the evaluator's ``gX``, ``gY`` and nuisance
+coefficient ``beta``; every bound below only uses ``gX > 0 > gY`` and ``beta >= 0``).  This
+covers k-RR's Theorem 5 law (``sv = 1/E``: outputs ``x2`` give ``(1/E, 1/E)``) and the laws of
+the backgrounds ``x2 = x0`` (``lx = 1/E``) and ``x2 = x1`` (``ly = 1/E``) of every Table 1
+mechanism.  Theorem 5's law of the bit mechanisms (unary encodings, local hashing, Hadamard)
+has three nuisance levels and two levels of each active type: not this shape (FFT).
+
 Algorithm (:mod:`.model`, :mod:`.evaluator`, :mod:`.backend`)
 -------------------------------------------------------------
 Condition on ``T = X + Y ~ Bin(n, pX + pY)``; given ``T``, ``X ~ Bin(T, r)`` (``r = pX/(pX+pY)``)

@@ -2,8 +2,10 @@
 
 Implements the *Shape* section of :mod:`amp.backends.structured`: a law has the shape when every
 blanket atom ``(a, b)`` is ``(1, 1)``, ``(E, 1)``, ``(1, E)``, ``(E, E)`` or ``(0, 0)`` for one
-``E > 1`` (within :data:`SHAPE_RTOL` relative); :class:`StructuredShape` keeps the five masses
-and ``E``.  Certified error terms owned here:
+``E > 1`` (within :data:`SHAPE_RTOL` relative), or the same types at other levels
+(``(lx E, lx)``, ``(ly, ly E)``, ``(sv, sv)``, ``(sv E, sv E)``: Theorem 5's laws of k-RR and
+the backgrounds of every Table 1 mechanism); :class:`StructuredShape` keeps the five masses,
+``E`` and the levels.  Certified error terms owned here:
 
 * the idealisation of the atoms, ``dev_a + e^eps dev_b`` (``sum_j p_j |a_j - a_j'|`` and the
   same for ``b``, between the law and its idealised shape; 0 for the library's mechanisms);
