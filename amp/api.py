@@ -28,6 +28,7 @@ from amp.inversion import (DEFAULT_EPS_REL_TOL, Progress, TOL_LOOSE, crossing,
                          epsilon_of_curve, estimate_epsilon)
 from amp.mechanisms.base import Mechanism
 from amp.profile import PrivacyProfile, check_bound, check_mechanism
+from amp.pairsearch import epsilon_max
 from amp import rounds as R
 from amp.mechanisms.subsampled import Subsampled
 
@@ -41,7 +42,7 @@ def _rel_tol(value: object, name: str = "rel_tol") -> float:
 
 
 def profile(mechanism: Mechanism, n: int, *, bound: str = "upper",
-            method: str = "auto") -> PrivacyProfile:
+            method: str = "auto", executor: object = None) -> PrivacyProfile:
     """The certified privacy profile ``delta(eps)`` of ``mechanism`` for ``n`` users.
 
     Build once, then ask :func:`epsilon_for` or ``profile.delta(eps)`` many times: the eps-free
@@ -60,6 +61,10 @@ def profile(mechanism: Mechanism, n: int, *, bound: str = "upper",
         Theorem 4's blanket bound or Theorem 5's lower bound.
     method : {"auto", "structured", "fft", "exact"}, default "auto"
         The ``delta`` backend; ``"auto"`` picks one per law and reports it in ``Bound.method``.
+    executor : concurrent.futures.Executor, optional
+        Runs a matrix mechanism's independent pair refinements (e.g.
+        ``ProcessPoolExecutor(2)``; the CLI's ``--workers N``); default serial. The results
+        are identical with and without one.
 
     Returns
     -------
@@ -82,12 +87,12 @@ def profile(mechanism: Mechanism, n: int, *, bound: str = "upper",
     >>> round(amp.epsilon_for(prof, 1e-8).value, 3)
     0.476
     """
-    return PrivacyProfile(mechanism, n, bound=bound, method=method)
+    return PrivacyProfile(mechanism, n, bound=bound, method=method, executor=executor)
 
 
 def delta(mechanism: Mechanism, n: int, eps: float | Iterable[float], *, bound: str = "upper",
           rel_tol: float = DEFAULT_REL_TOL, method: str = "auto", rounds: int = 1,
-          sampling: float = 1.0) -> Bound | list[Bound]:
+          sampling: float = 1.0, executor: object = None) -> Bound | list[Bound]:
     """Certified ``delta(eps)`` of ``mechanism`` shuffled among ``n`` users.
 
     ``bound="upper"``: Theorem 4's blanket bound (the optimal general clone decomposition,
@@ -117,6 +122,10 @@ def delta(mechanism: Mechanism, n: int, eps: float | Iterable[float], *, bound: 
     sampling : float, default 1.0
         Poisson client subsampling rate ``q`` in ``(0, 1]``: each user takes part in a round
         with probability ``q`` (:class:`amp.mechanisms.subsampled.Subsampled`).
+    executor : concurrent.futures.Executor, optional
+        Runs a matrix mechanism's independent pair refinements (any
+        ``concurrent.futures.Executor``, e.g. ``ProcessPoolExecutor(2)``; the CLI's
+        ``--workers N``); default serial. Results are identical with and without one.
 
     Returns
     -------
@@ -152,14 +161,15 @@ def delta(mechanism: Mechanism, n: int, eps: float | Iterable[float], *, bound: 
         return _side(R.delta_rounds(mechanism, n, eps, rounds), bound)
     rel_tol = _rel_tol(rel_tol)
     eps_hint = None if np.ndim(eps) else V.positive_float("eps", eps, allow_zero=True)
-    prof = PrivacyProfile(mechanism, n, bound=bound, method=method, eps_hint=eps_hint)
+    prof = PrivacyProfile(mechanism, n, bound=bound, method=method, eps_hint=eps_hint,
+                          executor=executor)
     return prof.delta(eps, rel_tol=rel_tol)
 
 
 def epsilon(mechanism: Mechanism, n: int, delta: float, *, bound: str = "upper",
             rel_tol: float = DEFAULT_EPS_REL_TOL, method: str = "auto",
             progress: Progress | None = None, rounds: int = 1,
-            sampling: float = 1.0) -> Bound:
+            sampling: float = 1.0, executor: object = None) -> Bound:
     """Certified ``eps(delta)``: the smallest eps whose selected bound is ``<= delta``.
 
     ``bound="upper"`` (default): ``value`` (the bracket's upper end) is a guaranteed-valid eps
@@ -192,11 +202,17 @@ def epsilon(mechanism: Mechanism, n: int, delta: float, *, bound: str = "upper",
     sampling : float, default 1.0
         Poisson client subsampling rate ``q`` in ``(0, 1]`` (a user who does not take part
         sends nothing; :class:`amp.mechanisms.subsampled.Subsampled`).
+    executor : concurrent.futures.Executor, optional
+        Runs a matrix mechanism's independent pair evaluations (any
+        ``concurrent.futures.Executor``, e.g. ``ProcessPoolExecutor(2)``; the CLI's
+        ``--workers N``); default serial. Results are identical with and without one.
 
     Returns
     -------
     Bound
-        Quantity ``"eps"``; ``value`` is the number to use.
+        Quantity ``"eps"``; ``value`` is the number to use. For a matrix mechanism,
+        ``details`` reports the pairs, how many were pruned and refined, and the worst pair
+        (:func:`amp.pairsearch.epsilon_max`).
 
     Raises
     ------
@@ -220,7 +236,8 @@ def epsilon(mechanism: Mechanism, n: int, delta: float, *, bound: str = "upper",
     mechanism, rounds = _rounds_and_sampling(mechanism, rounds, sampling)
     if rounds > 1:
         return _side(R.epsilon_rounds(mechanism, n, delta, rounds), bound)
-    return epsilon_for(PrivacyProfile(mechanism, n, bound=bound, method=method), delta,
+    return epsilon_for(PrivacyProfile(mechanism, n, bound=bound, method=method,
+                                      executor=executor), delta,
                        rel_tol=rel_tol, progress=progress)
 
 
@@ -280,7 +297,10 @@ def epsilon_for(prof: PrivacyProfile, delta: float, *, rel_tol: float = DEFAULT_
 
     The profile is the maximum over its laws, so its ``eps(delta)`` is the maximum of the laws'
     thresholds: each law is searched (:func:`amp.inversion.crossing`) and the brackets' ends are
-    combined by ``max``. The bound is the profile's (Theorem 4 or Theorem 5).
+    combined by ``max``. The bound is the profile's (Theorem 4 or Theorem 5). A matrix
+    mechanism's upper profile prunes its pairs first (:func:`amp.pairsearch.epsilon_max`:
+    pairs certified not to raise the maximum are not searched; ``details`` gives the counts
+    and the worst pair), using the profile's ``executor``.
 
     Parameters
     ----------
@@ -309,6 +329,10 @@ def epsilon_for(prof: PrivacyProfile, delta: float, *, rel_tol: float = DEFAULT_
         raise ParameterError(f"prof must be a PrivacyProfile, got {type(prof).__name__}")
     delta_ = V.probability_open("delta", delta)
     rel_tol = _rel_tol(rel_tol)
+    if prof.pairs is not None:
+        return epsilon_max(prof.pairs, prof.n, delta_, rel_tol=rel_tol, method=prof.method,
+                           mechanism=prof.description, executor=prof.executor,
+                           progress=progress)
     parts = [epsilon_of_curve(c, delta_, c.max_eps, rel_tol=rel_tol, bound=prof.bound,
                               n=prof.n, mechanism=c.law.label, progress=progress)
              for c in prof.curves]

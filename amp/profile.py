@@ -16,6 +16,7 @@ neighbouring datasets (replace-one), both directions included (the pairs are ord
 
 from __future__ import annotations
 
+import math
 from typing import Iterable
 
 import numpy as np
@@ -24,15 +25,22 @@ from amp.core.validate import show
 from amp.core import validate as V
 from amp.core.errors import ParameterError
 from amp.core.result import Bound
-from amp.backends.dispatch import DEFAULT_REL_TOL, METHODS, LawDelta, delta_bracket
+from amp.core.tails import chernoff_upper
+from amp.core.floats import U
+from amp.backends.dispatch import DEFAULT_REL_TOL, METHODS, LawDelta
 from amp.mechanisms.gparv import GPARV
 from amp.mechanisms.joint import JointMechanism
-from amp.mechanisms.base import MatrixMechanism, Mechanism, pair_law_from_matrix
+from amp.mechanisms.base import MatrixMechanism, Mechanism
+from amp.pairs import PairSet, check_executor, delta_max
 
-__all__ = ["PrivacyProfile", "laws_for", "check_mechanism", "check_bound", "BOUNDS"]
+__all__ = ["PrivacyProfile", "laws_for", "check_mechanism", "check_bound", "BOUNDS",
+           "LOWER_LAWS_KEPT"]
 
 #: The two sides of the paper's objects.
 BOUNDS = ("upper", "lower")
+#: A matrix's Theorem 5 lower bound evaluates this many candidate laws (third inputs ``x2``),
+#: the largest by their Chernoff bound: a max over fewer lower bounds is still a lower bound.
+LOWER_LAWS_KEPT = 8
 
 
 def check_mechanism(mechanism: object) -> Mechanism:
@@ -55,8 +63,10 @@ def laws_for(mechanism: Mechanism, bound: str, eps_hint: float | None = None,
              n: int | None = None) -> list[GPARV]:
     """The laws whose maximum gives the selected bound (see the module docstring).
 
-    For the lower bound of a matrix (or an asymmetric finite form) the pair ``(x0, x1)`` is the
-    one with the largest blanket upper bound at ``eps_hint`` and ``n`` (ties: first).
+    For the lower bound of a matrix (or an asymmetric finite form) the pair ``(x0, x1)`` is
+    :func:`worst_pair` at ``eps_hint`` and ``n``, and of its Theorem 5 candidate laws (one per
+    third input ``x2``) only the :data:`LOWER_LAWS_KEPT` with the largest Chernoff bound at
+    ``eps_hint`` are kept (a heuristic choice: any subset of lower bounds is a lower bound).
     """
     check_bound(bound)
     if bound == "upper":
@@ -65,31 +75,43 @@ def laws_for(mechanism: Mechanism, bound: str, eps_hint: float | None = None,
         # its own Theorem 5 pairs (inputs distinct in every component), not a matrix pair
         return mechanism.lower_laws()
     if isinstance(mechanism, MatrixMechanism) or (mechanism.finite and not mechanism.symmetric):
-        return mechanism.lower_laws(_worst_pair(mechanism, eps_hint, n))
+        laws = mechanism.lower_laws(worst_pair(mechanism, eps_hint, n))
+        return _top_laws(laws, 0.0 if eps_hint is None else eps_hint,
+                         1 if n is None else n, LOWER_LAWS_KEPT)
     return mechanism.lower_laws()
 
 
-def _worst_pair(mechanism: Mechanism, eps: float | None, n: int | None) -> tuple[int, int]:
-    """Ordered pair of inputs with the largest blanket upper bound (ties: first)."""
+def _top_laws(laws: list[GPARV], eps: float, n: int, keep: int) -> list[GPARV]:
+    """The ``keep`` laws with the largest Chernoff bound at ``eps`` (ties: first), in their
+    original order: a cheap ranking (not a certificate) of which lower laws to evaluate."""
+    if len(laws) <= keep:
+        return laws
+    E = math.exp(eps)
+    score = []
+    for law in laws:
+        g, p = law.atoms(eps)
+        mag = law.a + E * law.b
+        if law.off_mass > 0:
+            mag = np.append(mag, 0.0)
+        score.append(chernoff_upper(g, p, n, 16 * U * mag))
+    best = sorted(np.argsort(-np.asarray(score), kind="stable")[:keep])
+    return [laws[int(i)] for i in best]
+
+
+def worst_pair(mechanism: Mechanism, eps: float | None, n: int | None) -> tuple[int, int]:
+    """The ordered pair of inputs with the largest Chernoff bound on its blanket law's
+    ``delta(eps)`` (:meth:`amp.pairs.PairSet.chernoff_upper`, all pairs at once; ties: first).
+
+    A heuristic choice, not a certificate: any pair gives a valid Theorem 5 lower bound, and
+    the Chernoff bound ranks pairs as their exact ``delta`` does up to a nearly constant
+    factor. ``eps`` defaults to 0 and ``n`` to 1."""
     M = mechanism.matrix()
-    d = M.shape[0]
-    if d < 3:
+    if M.shape[0] < 3:
         raise ParameterError("the Theorem 5 lower bound needs a third input (>= 3 inputs)")
-    eps = 0.0 if eps is None else eps
-    nn = 1 if n is None else n
-    best, best_pair, seen = -1.0, (0, 1), []
-    for i in range(d):
-        for j in range(d):
-            if i == j:
-                continue
-            law = pair_law_from_matrix(M, i, j, mechanism.eps0)
-            if any(law.same_law(o) for o in seen):
-                continue
-            seen.append(law)
-            v = delta_bracket(law, nn, eps, rel_tol=0.05).upper
-            if v > best:
-                best, best_pair = v, (i, j)
-    return best_pair
+    ps = PairSet(M, mechanism.eps0, mechanism.name)
+    ch = ps.chernoff_upper(0.0 if eps is None else eps, 1 if n is None else n)
+    x0, x1 = ps.pairs[int(np.argmax(ch))]
+    return int(x0), int(x1)
 
 
 class PrivacyProfile:
@@ -114,6 +136,18 @@ class PrivacyProfile:
         Override the laws whose maximum is the profile (advanced).
     eps_hint : float, optional
         Where to pick the worst pair of a matrix's lower bound (default ``eps = 0``).
+    executor : concurrent.futures.Executor, optional
+        Runs the independent refinements of a matrix's surviving pairs (``delta`` here,
+        ``eps`` in :func:`amp.epsilon_for`), e.g. ``ProcessPoolExecutor(2)`` or a Dask
+        client's executor; default serial. Results are identical with and without one.
+
+    Notes
+    -----
+    A :class:`~amp.mechanisms.base.MatrixMechanism`'s upper profile keeps its pair laws as
+    arrays (:class:`amp.pairs.PairSet`, in ``pairs``) and answers by pruning: pairs whose
+    certified Chernoff bound cannot raise the maximum's upper end are not refined
+    (:func:`amp.pairs.delta_max`, :mod:`amp.pairsearch`); ``Bound.details`` reports the
+    counts and the worst pair. ``laws`` and ``curves`` are then built on first access.
 
     Examples
     --------
@@ -131,23 +165,48 @@ class PrivacyProfile:
 
     def __init__(self, mechanism: Mechanism, n: int, *, bound: str = "upper",
                  method: str = "auto", laws: list[GPARV] | None = None,
-                 eps_hint: float | None = None):
+                 eps_hint: float | None = None, executor: object = None):
         self.mechanism = check_mechanism(mechanism)
         self.n = V.int_at_least("n", n, 1)
         self.bound = check_bound(bound)
         if method not in METHODS:
             raise ParameterError(f"method must be one of {', '.join(METHODS)}, got {show(method)}")
         self.method = method
+        self.executor = check_executor(executor)
+        #: the pair laws as arrays (a matrix's upper profile), else None
+        self.pairs: PairSet | None = None
+        self._laws: list[GPARV] | None = None
+        self._curves: list[LawDelta] | None = None
+        if laws is None and self.bound == "upper" and isinstance(self.mechanism,
+                                                                   MatrixMechanism):
+            self.pairs = PairSet(self.mechanism.matrix(), self.mechanism.eps0,
+                                 self.mechanism.name)
+            return
         if laws is None:
             laws = laws_for(self.mechanism, self.bound, eps_hint, self.n)
         elif not laws or not all(isinstance(law, GPARV) for law in laws):
             raise ParameterError("laws must be a non-empty list of GPARV laws")
-        self.laws: list[GPARV] = list(laws)
-        self.curves: list[LawDelta] = [LawDelta(law, self.n, method) for law in self.laws]
+        self._laws = list(laws)
+
+    @property
+    def laws(self) -> list[GPARV]:
+        """The laws whose maximum is the profile (a matrix's pair laws: built on access)."""
+        if self._laws is None:
+            assert self.pairs is not None
+            self._laws = [self.pairs.law(k) for k in range(len(self.pairs))]
+        return self._laws
+
+    @property
+    def curves(self) -> list[LawDelta]:
+        """One :class:`~amp.backends.dispatch.LawDelta` per law (built on first access)."""
+        if self._curves is None:
+            self._curves = [LawDelta(law, self.n, self.method) for law in self.laws]
+        return self._curves
 
     def __repr__(self) -> str:
+        k = len(self.pairs) if self.pairs is not None else len(self.laws)
         return (f"PrivacyProfile({self.mechanism.describe()}, n={self.n}, bound={show(self.bound)}, "
-                f"{len(self.laws)} law(s))")
+                f"{k} law(s))")
 
     @property
     def description(self) -> str:
@@ -168,11 +227,16 @@ class PrivacyProfile:
                 for e in vals]
 
     def _delta_one(self, eps: float, rel_tol: float) -> Bound:
-        res = [c.delta(eps, rel_tol=rel_tol) for c in self.curves]
+        details: dict = {}
+        if self.pairs is not None:
+            lo, hi, res, details = delta_max(self.pairs, self.n, eps, rel_tol=rel_tol,
+                                             method=self.method, executor=self.executor)
+        else:
+            res = [c.delta(eps, rel_tol=rel_tol) for c in self.curves]
+            lo, hi = max(r.lower for r in res), max(r.upper for r in res)
         # both are at most 1 (E[S_+]/n <= E[G_+] <= sum p a <= 1 for a mechanism's laws; a
         # hockey-stick divergence is <= 1): clip the safety pads
-        lo = min(max(r.lower for r in res), 1.0)
-        hi = min(max(r.upper for r in res), 1.0)
+        lo, hi = min(lo, 1.0), min(hi, 1.0)
         methods = ",".join(sorted({r.method for r in res}))
         return Bound("delta", lo, hi, self.bound, methods, self.n, self.description,
-                     {"eps": eps}, parts=tuple(res))
+                     {"eps": eps}, parts=tuple(res), details=details)
