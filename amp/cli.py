@@ -6,13 +6,20 @@ Contract (other tools rely on it)::
     python -m amp epsilon --mechanism M [opts] --n N --delta D [--bound B] [--json]
         [--rounds T] [--sampling q]: T adaptive rounds, each user taking part w.p. q
     python -m amp eps0    --mechanism M [opts] --n N --eps E --delta D [--json]
+    python -m amp sweep   --mechanism M [opts] --n N [N ...] --eps0 X [X ...]
+        (--delta D [D ...] | --eps E [E ...]) [--bound B [B ...]]
+        [--workers W | --scheduler ADDRESS] [--format table|csv|json]
+        a grid of questions (amp.sweep): one row per point, the same output whatever W;
+        --scheduler ADDRESS: a Dask scheduler ("local": a LocalCluster of W workers)
     M: krr (--k K) | rappor | oue | blh | olh (--g G) | hadamard  [--eps0 X] [--d D]
        matrix (--matrix FILE: .csv, .npy or .json; eps0 comes from the matrix)
     --joint J: J identical components of the chosen mechanism, each with eps0/J
 
 Without ``--json`` a readable answer is printed; with it, one JSON object with the inputs,
 ``"value"`` (the number to use) and ``"bracket": [lo, hi]`` enclosing the exact value of the
-selected bound. Bad input exits with code 2 and one line on stderr; no traceback.
+selected bound. Bad input exits with code 2 and one line on stderr; no traceback. A sweep
+prints its table (``--format``); points that cannot be certified keep their rows (with the
+error) and make the exit code 3.
 """
 
 from __future__ import annotations
@@ -36,6 +43,7 @@ from amp.backends.dispatch import METHODS
 from amp.mechanisms import registry
 from amp.mechanisms.joint import JointMechanism
 from amp.mechanisms.base import MatrixMechanism, Mechanism
+from amp.sweep import SweepTable, dask_executor, sweep
 
 MECHANISMS = (*registry.MECHANISMS, "matrix")
 CORE_BOUNDS = ("upper", "lower")
@@ -80,8 +88,8 @@ def build_parser() -> argparse.ArgumentParser:
     Returns
     -------
     argparse.ArgumentParser
-        With the subcommands ``delta``, ``epsilon`` and ``eps0``; errors raise instead of
-        printing the usage (:func:`main` turns them into one line and exit code 2).
+        With the subcommands ``delta``, ``epsilon``, ``eps0`` and ``sweep``; errors raise
+        instead of printing the usage (:func:`main` turns them into one line and exit code 2).
 
     Examples
     --------
@@ -137,7 +145,41 @@ def build_parser() -> argparse.ArgumentParser:
                             "structured (Table 1 shapes), fft (any law), exact (small n)")
         s.add_argument("--json", action="store_true", help="print one JSON object")
         s.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    _add_sweep_parser(sub)
     return p
+
+
+def _add_sweep_parser(sub) -> None:
+    text = ("a grid of certified eps(delta) (or delta(eps)) questions, one table row per "
+            "point (amp.sweep), on a process pool or a Dask cluster")
+    s = sub.add_parser("sweep", help=text, description=text)
+    s.add_argument("--mechanism", "-m", required=True, metavar="M",
+                   help="|".join(registry.MECHANISMS))
+    s.add_argument("--k", type=_positive_int("k"), help="k-RR domain size")
+    s.add_argument("--g", type=_positive_int("g"), help="OLH number of buckets")
+    s.add_argument("--d", type=_positive_int("d"), help="domain size: exact finite mechanism")
+    s.add_argument("--n", type=_positive_int("n"), nargs="+", required=True,
+                   help="numbers of users")
+    s.add_argument("--eps0", type=_real("eps0"), nargs="+", required=True,
+                   help="local privacy levels")
+    given = s.add_mutually_exclusive_group(required=True)
+    given.add_argument("--delta", type=_real("delta"), nargs="+",
+                       help="target deltas: each point is eps(delta)")
+    given.add_argument("--eps", type=_real("eps"), nargs="+",
+                       help="central eps values: each point is delta(eps)")
+    s.add_argument("--bound", nargs="+", default=["upper"], metavar="B",
+                   help="upper (default) and/or lower (Theorem 5)")
+    s.add_argument("--rel-tol", type=_real("rel-tol"), default=None,
+                   help="relative width of each certified bracket")
+    s.add_argument("--method", default="auto", choices=METHODS, help="delta engine")
+    s.add_argument("--workers", type=_positive_int("workers"), default=None,
+                   help="processes of the local pool (default: one per core; 1: serial)")
+    s.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                   help="run on a Dask scheduler at ADDRESS, or 'local' for a LocalCluster "
+                        "of --workers processes (needs amp-shuffle[dask])")
+    s.add_argument("--format", default="table", choices=("table", "csv", "json"),
+                   help="output: aligned table (default), CSV or a JSON array of rows")
+    s.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
 
 # ----------------------------------------------------------------------------- mechanisms
@@ -190,7 +232,7 @@ def mechanism_factory(args: argparse.Namespace) -> Callable[[float], Mechanism]:
 
 # ----------------------------------------------------------------------------- running
 def _progress_printer(args: argparse.Namespace):
-    if args.quiet or args.json:
+    if args.quiet or getattr(args, "json", False):
         return None
     t0 = time.perf_counter()
 
@@ -265,6 +307,44 @@ def run(args: argparse.Namespace) -> dict:
                          f"got {show(bound)}")
 
 
+def run_sweep(args: argparse.Namespace) -> SweepTable:
+    """Execute a parsed ``sweep`` command and return its table (:func:`amp.sweep`).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Parsed by :func:`build_parser` (command ``sweep``).
+
+    Returns
+    -------
+    SweepTable
+        One row per point of the grid ``bound x n x eps0 x (delta or eps)``.
+
+    Examples
+    --------
+    >>> from amp.cli import build_parser, run_sweep
+    >>> argv = ["sweep", "-m", "krr", "--k", "10", "--n", "1000", "10000",
+    ...         "--eps0", "4", "--delta", "1e-6", "--workers", "1"]
+    >>> t = run_sweep(build_parser().parse_args(argv))
+    >>> [round(r["value"], 4) for r in t]
+    [1.5274, 0.3805]
+    """
+    domain = {o: getattr(args, o) for o in ("k", "g", "d") if getattr(args, o) is not None}
+    kw = dict(n=args.n, eps0=args.eps0, delta=args.delta, eps=args.eps, bound=args.bound,
+              rel_tol=args.rel_tol, method=args.method, progress=_progress_printer(args),
+              **domain)
+    if args.scheduler is None:
+        return sweep(args.mechanism, **kw, workers=args.workers)
+    if args.scheduler == "local":
+        with dask_executor(n_workers=args.workers) as ex:
+            return sweep(args.mechanism, **kw, executor=ex)
+    if args.workers is not None:
+        raise ParameterError("--workers sizes the local pool or a 'local' Dask cluster; the "
+                             "scheduler at --scheduler ADDRESS has its own workers")
+    with dask_executor(args.scheduler) as ex:
+        return sweep(args.mechanism, **kw, executor=ex)
+
+
 def _format(ans: dict) -> str:
     q = ans["quantity"]
     what = {"delta": "delta", "eps": "eps", "eps0": "largest eps0"}[q]
@@ -287,9 +367,10 @@ def _format(ans: dict) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``amp`` and ``python -m amp``; returns the process exit code.
 
-    Runs one of the three commands of the module docstring: ``delta`` (Theorem 4's certified
+    Runs one of the commands of the module docstring: ``delta`` (Theorem 4's certified
     ``delta(eps)``, or Theorem 5 with ``--bound lower``, or a baseline), ``epsilon`` (its
-    certified inverse ``eps(delta)``) and ``eps0`` (the largest local level for a target).
+    certified inverse ``eps(delta)``), ``eps0`` (the largest local level for a target) and
+    ``sweep`` (a grid of ``epsilon`` or ``delta`` questions, one table row per point).
 
     Parameters
     ----------
@@ -319,7 +400,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
-        ans = run(args)
+        ans = run_sweep(args) if args.command == "sweep" else run(args)
     except _UsageError as exc:
         print(f"amp: error: {exc}", file=sys.stderr)
         return 2
@@ -338,8 +419,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # noqa: BLE001 - a bug: still one line, no traceback
         print(f"amp: internal error ({type(exc).__name__}): {exc}", file=sys.stderr)
         return 1
+    if isinstance(ans, SweepTable):
+        return _print_sweep(ans, args.format)
     if args.json:
         print(json.dumps(ans))
     else:
         print(_format(ans))
+    return 0
+
+
+def _print_sweep(table: SweepTable, fmt: str) -> int:
+    """Print a sweep's table; exit code 3 when some point could not be certified."""
+    if fmt == "csv":
+        sys.stdout.write(table.to_csv())
+    elif fmt == "json":
+        print(table.to_json())
+    else:
+        print(table)
+    bad = len(table.failed)
+    if bad:
+        print(f"amp: {bad} of {len(table)} points could not be certified (their rows say why)",
+              file=sys.stderr)
+        return 3
     return 0

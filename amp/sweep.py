@@ -428,7 +428,7 @@ def _execute(tasks: list[tuple], pool: Executor | None, owned: bool,
 # ----------------------------------------------------------------------------- Dask
 @contextmanager
 def dask_executor(address: str | None = None, *, n_workers: int | None = None,
-                  threads_per_worker: int = 1) -> Iterator[Executor]:
+                  threads_per_worker: int = 1, timeout: float = 10.0) -> Iterator[Executor]:
     """A :class:`concurrent.futures.Executor` on a Dask cluster, for :func:`amp.sweep`.
 
     ``address`` given: connect a ``distributed.Client`` to that scheduler (e.g.
@@ -446,6 +446,8 @@ def dask_executor(address: str | None = None, *, n_workers: int | None = None,
         Worker processes of the local cluster (ignored with ``address``).
     threads_per_worker : int, default 1
         Threads per worker of the local cluster (the tasks are CPU-bound: keep 1).
+    timeout : float, default 10
+        Seconds to wait for the scheduler at ``address``.
 
     Yields
     ------
@@ -456,6 +458,8 @@ def dask_executor(address: str | None = None, *, n_workers: int | None = None,
     ------
     amp.core.extras.MissingExtraError
         ``distributed`` is not installed (one line naming the extra).
+    ParameterError
+        No scheduler answers at ``address`` within ``timeout`` seconds.
 
     Examples
     --------
@@ -469,6 +473,7 @@ def dask_executor(address: str | None = None, *, n_workers: int | None = None,
     if n_workers is not None:
         n_workers = V.int_at_least("n_workers", n_workers, 1)
     threads_per_worker = V.int_at_least("threads_per_worker", threads_per_worker, 1)
+    timeout = V.positive_float("timeout", timeout)
     cluster = None
     if address is None:
         cluster = distributed.LocalCluster(n_workers=n_workers,
@@ -477,7 +482,11 @@ def dask_executor(address: str | None = None, *, n_workers: int | None = None,
                                            dashboard_address=None)
         client = distributed.Client(cluster)
     else:
-        client = distributed.Client(str(address))
+        try:
+            client = distributed.Client(str(address), timeout=timeout)
+        except (OSError, TimeoutError) as exc:
+            raise ParameterError(f"no Dask scheduler answers at address {V.show(address)} "
+                                 f"({exc})") from None
     try:
         yield client.get_executor()
     finally:

@@ -14,6 +14,7 @@ import pytest
 
 import amp
 from amp.core.errors import ParameterError
+from amp.cli import main
 from amp.core.extras import MissingExtraError
 from amp.mechanisms import registry
 from amp.sweep import COLUMNS, SweepTable, dask_executor
@@ -33,9 +34,18 @@ def serial() -> SweepTable:
 
 
 @pytest.fixture(scope="module")
-def dask_ex():
-    pytest.importorskip("distributed", reason="the dask extra (distributed) is not installed")
-    with dask_executor(n_workers=2, threads_per_worker=1) as ex:
+def cluster():
+    """A Dask LocalCluster of 2 single-threaded worker processes on the loopback."""
+    distributed = pytest.importorskip("distributed",
+                                      reason="the dask extra (distributed) is not installed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  host="127.0.0.1", dashboard_address=None) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def dask_ex(cluster):
+    with dask_executor(cluster.scheduler_address) as ex:    # a Client on its address
         yield ex
 
 
@@ -169,6 +179,13 @@ def test_bad_input_is_refused_naming_the_parameter(change, message):
         amp.sweep(**kw)
 
 
+def test_an_unreachable_scheduler_is_a_parameter_error():
+    pytest.importorskip("distributed")
+    with pytest.raises(ParameterError, match="no Dask scheduler answers at address"):
+        with dask_executor("tcp://127.0.0.1:9", timeout=0.5):
+            pass
+
+
 def test_missing_distributed_names_the_dask_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "distributed", None)
     with pytest.raises(MissingExtraError, match=r"pip install 'amp-shuffle\[dask\]'"):
@@ -196,3 +213,54 @@ def test_progress_is_reported_per_task():
     amp.sweep("krr", k=10, n=[500, 1000], eps0=[1.0, 2.0], delta=1e-6, executor=None,
               progress=seen.append)
     assert seen[-1] == "sweep: 4/4 tasks done (4/4 points)" and len(seen) == 4
+
+
+# ----------------------------------------------------------------------------- command line
+SWEEP_ARGV = ["sweep", "-m", "krr", "--k", "10", "--n", "300", "20000", "--eps0", "1", "4",
+              "--delta", "1e-4", "1e-7", "--quiet"]
+
+
+@pytest.mark.parametrize("fmt", ["table", "csv", "json"])
+def test_cli_sweep_output_is_the_same_for_any_worker_count(fmt, capsys):
+    outs = []
+    for w in ("1", "2"):
+        assert main([*SWEEP_ARGV, "--format", fmt, "--workers", w]) == 0
+        outs.append(capsys.readouterr().out)
+    assert outs[0] == outs[1]
+    expect = amp.sweep("krr", k=10, n=[300, 20_000], eps0=[1, 4], delta=[1e-4, 1e-7],
+                       executor=None)
+    want = {"table": str(expect) + "\n", "csv": expect.to_csv(),
+            "json": expect.to_json() + "\n"}[fmt]
+    assert outs[0] == want
+
+
+def test_cli_sweep_on_a_dask_scheduler(cluster, capsys):
+    assert main([*SWEEP_ARGV, "--format", "csv", "--workers", "1"]) == 0
+    serial = capsys.readouterr().out
+    assert main([*SWEEP_ARGV, "--format", "csv", "--scheduler",
+                 cluster.scheduler_address]) == 0
+    assert capsys.readouterr().out == serial
+
+
+def test_cli_sweep_failed_points_exit_3_with_the_table(capsys):
+    argv = ["sweep", "-m", "krr", "--k", "10", "--n", "1000", "--eps0", "2",
+            "--delta", "1e-6", "1e-300", "--format", "json", "--workers", "1"]
+    assert main(argv) == 3
+    cap = capsys.readouterr()
+    rows = json.loads(cap.out)
+    assert rows[0]["error"] is None and rows[1]["error"].startswith("NumericalError")
+    assert cap.err.strip() == "amp: 1 of 2 points could not be certified (their rows say why)"
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--eps", "0.1"], "not allowed with argument"),
+    (["--scheduler", "tcp://127.0.0.1:9", "--workers", "2"], "--workers sizes"),
+    (["--bound", "clone"], "bound must be"),
+    (["--workers", "0"], "workers must be"),
+])
+def test_cli_sweep_bad_input_exits_2(extra, message, capsys):
+    argv = ["sweep", "-m", "krr", "--k", "10", "--n", "100", "--eps0", "1", "--delta",
+            "1e-6", *extra]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("amp: error:") and message in err and len(err.splitlines()) == 1
