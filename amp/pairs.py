@@ -19,8 +19,8 @@ than one :class:`~amp.mechanisms.gparv.GPARV` and one full evaluation per pair,
   the worst pair quickly (an uncertified use: the ranking only decides what is refined first).
 
 :func:`delta_max` is the pruned maximum at one ``eps``: rank, refine the top pair, drop every
-pair whose Chernoff bound is at most the refined upper end, refine the survivors (optionally
-through an ``executor``). The eps search over pairs is in :mod:`amp.pairsearch`.
+pair whose Chernoff bound (then whose coarse certified bracket) is at most the refined upper
+end, refine the survivors (optionally through an ``executor``). The eps search over pairs is in :mod:`amp.pairsearch`.
 """
 
 from __future__ import annotations
@@ -31,14 +31,15 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from amp.core.errors import ParameterError
+from amp.core.errors import NumericalError, ParameterError
 from amp.core.floats import TINY, U
 from amp.core.result import Bound
 from amp.backends.dispatch import LawDelta
 from amp.mechanisms.base import validate_matrix
 from amp.mechanisms.gparv import GPARV
 
-__all__ = ["PairSet", "delta_max", "check_executor", "run_tasks", "CHUNK_ELEMENTS"]
+__all__ = ["PairSet", "delta_max", "check_executor", "run_tasks", "CHUNK_ELEMENTS",
+           "COARSE_REL_TOL"]
 
 #: Pair-chunk size of the vectorised bounds, in matrix elements (pairs x outputs).
 CHUNK_ELEMENTS = 1 << 21
@@ -156,10 +157,11 @@ class PairSet:
         x0, x1 = self.pairs[k]
         return GPARV(self.R[x0], self.R[x1], self.c, self.eps0, self.label(k))
 
-    def max_eps(self) -> np.ndarray:
-        """``log max a/b`` per pair (``delta = 0`` from there on)."""
-        out = np.empty(len(self))
-        for s, pr in self._chunks(np.arange(len(self))):
+    def max_eps(self, idx: np.ndarray | None = None) -> np.ndarray:
+        """``log max a/b`` of the pairs ``idx`` (default: all; ``delta = 0`` from there on)."""
+        idx = np.arange(len(self)) if idx is None else np.asarray(idx, dtype=np.int64)
+        out = np.empty(len(idx))
+        for s, pr in self._chunks(idx):
             out[s:s + len(pr)] = np.log((self.R[self.pairs[pr, 0]]
                                          / self.R[self.pairs[pr, 1]]).max(axis=1))
         return out
@@ -248,9 +250,20 @@ def _chernoff_rows(g: np.ndarray, lp: np.ndarray, max_lp: float, n: int) -> np.n
 
 
 # ---------------------------------------------------------------------------- delta max
-def _delta_task(args) -> Bound:
+#: Relative width of the one coarse delta bracket that may prune a Chernoff survivor. Only its
+#: upper end is used, and the FFT's upper end is close to the exact value even on a coarse
+#: grid (the grid's convexity gap widens the lower end only).
+COARSE_REL_TOL = 0.5
+
+
+def _delta_task(args) -> Bound | None:
     law, n, method, eps, rel_tol = args
-    return LawDelta(law, n, method).delta(eps, rel_tol=rel_tol)
+    try:
+        return LawDelta(law, n, method).delta(eps, rel_tol=rel_tol)
+    except NumericalError:
+        if rel_tol >= COARSE_REL_TOL:
+            return None         # a coarse bracket that cannot be had decides nothing
+        raise
 
 
 def delta_max(ps: PairSet, n: int, eps: float, *, rel_tol: float, method: str = "auto",
@@ -262,30 +275,34 @@ def delta_max(ps: PairSet, n: int, eps: float, *, rel_tol: float, method: str = 
     3. Prune: a pair whose Chernoff bound is ``<= U*`` has ``delta <= U*`` (it cannot raise
        the maximum's upper end, which is ``>= U*``); its lower end (``>= 0``) is not needed
        for the maximum's lower end (a max of lower ends of any pairs is a lower bound).
-    4. Refine the survivors (``executor.map`` when given): upper = the largest upper end over
-       refined pairs, which dominates every pruned pair's true value; lower = the largest
-       refined lower end.
+    4. Prune the same way a survivor whose coarse certified bracket
+       (:data:`COARSE_REL_TOL`) has an upper end ``<= U*``.
+    5. Refine the rest (``executor.map`` when given, stage 4 too): upper = the largest upper
+       end over refined pairs, which dominates every pruned pair's true value; lower = the
+       largest refined lower end.
 
-    Every refinement builds its own :class:`LawDelta` (so the result does not depend on the
+    Every evaluation builds its own :class:`LawDelta` (so the result does not depend on the
     executor). Returns ``(lower, upper, refined parts, details)``.
     """
     ch = ps.chernoff_upper(eps, n)
     order = np.argsort(-ch, kind="stable")
     top = int(order[0])
 
-    def refine(ks: list[int]) -> list[Bound]:
-        return run_tasks(_delta_task, [(ps.law(k), n, method, eps, rel_tol) for k in ks],
+    def run(ks: list[int], tol: float) -> list:
+        return run_tasks(_delta_task, [(ps.law(k), n, method, eps, tol) for k in ks],
                          executor)
 
-    first = refine([top])[0]
-    surv = [int(k) for k in order[1:] if ch[k] > first.upper]
-    rest = refine(surv)
-    parts = [first] + rest
-    refined = [top] + surv
+    first = run([top], rel_tol)[0]
+    surv1 = [int(k) for k in order[1:] if ch[k] > first.upper]
+    coarse = run(surv1, COARSE_REL_TOL) if rel_tol < COARSE_REL_TOL else [None] * len(surv1)
+    surv2 = [k for k, r in zip(surv1, coarse) if r is None or r.upper > first.upper]
+    parts = [first] + run(surv2, rel_tol)
+    refined = [top] + surv2
     lo = max(p.lower for p in parts)
     hi = max(p.upper for p in parts)
     worst = refined[int(np.argmax([p.upper for p in parts]))]
     details = {"pairs": ps.total, "laws": len(ps), "outputs_merged": ps.merged_outputs,
-               "pruned_chernoff": len(ps) - len(refined), "refined": len(refined),
+               "pruned_chernoff": len(ps) - 1 - len(surv1),
+               "pruned_coarse": len(surv1) - len(surv2), "refined": len(refined),
                "worst_pair": tuple(int(x) for x in ps.pairs[worst])}
     return lo, hi, parts, details

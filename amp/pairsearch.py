@@ -15,7 +15,7 @@ FFT costs ``d (d - 1)`` searches; :func:`epsilon_max` certifies the same maximum
    upper end, which is ``>= hi*``.
 4. **Prune by a coarse bracket**: the survivors get one certified delta bracket at ``hi*`` at
    a loose relative width (:data:`COARSE_REL_TOL`); ``upper <= delta`` prunes them the same
-   way.
+   way (a survivor whose bracket does not decide is refined).
 5. **Refine the rest** (full searches): they may hold the maximum.
 
 The result's upper end is the largest refined upper end (every pruned pair is certified
@@ -38,12 +38,9 @@ from amp.core.errors import NumericalError
 from amp.core.result import Bound
 from amp.backends.dispatch import LawDelta
 from amp.inversion import Progress, epsilon_of_curve
-from amp.pairs import PairSet, run_tasks
+from amp.pairs import COARSE_REL_TOL, PairSet, run_tasks
 
 __all__ = ["epsilon_max", "COARSE_REL_TOL"]
-
-#: Relative width of the one delta bracket that may prune a Chernoff survivor (stage 4).
-COARSE_REL_TOL = 0.05
 
 
 def _eps_task(args) -> Bound:
@@ -52,8 +49,7 @@ def _eps_task(args) -> Bound:
     # a pair of equal rows has delta = 0 for every eps >= 0 (log max a/b = 0): search a tiny
     # interval rather than an empty one (its end is still certified by an evaluation)
     return epsilon_of_curve(curve, delta, max(curve.max_eps, 1e-12), rel_tol=rel_tol,
-                            bound="upper",
-                            n=n, mechanism=law.label)
+                            bound="upper", n=n, mechanism=law.label)
 
 
 def _coarse_task(args) -> Bound | None:
@@ -67,7 +63,7 @@ def _coarse_task(args) -> Bound | None:
 def _reference_eps(ps: PairSet, n: int, delta: float, k: int) -> float:
     """Chernoff threshold of pair ``k`` (bisection): a reference point for the ranking."""
     idx = np.array([k])
-    lo, hi = 0.0, float(ps.max_eps()[k])
+    lo, hi = 0.0, float(ps.max_eps(idx)[0])
     if not math.isfinite(hi) or hi <= 0:
         return 0.0
     for _ in range(40):

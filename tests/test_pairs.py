@@ -118,7 +118,8 @@ def test_pruned_delta_brackets_the_exact_maximum(seed, d, n, eps):
     assert r.lower <= true_max * (1 + 1e-9)
     det = r.details
     assert det["pairs"] == d * (d - 1)
-    assert det["refined"] + det["pruned_chernoff"] == det["laws"] <= det["pairs"]
+    assert det["refined"] + det["pruned_chernoff"] + det["pruned_coarse"] == det["laws"]
+    assert det["laws"] <= det["pairs"]
     assert det["refined"] >= 1 and len(r.parts) == det["refined"]
     # the named worst pair is the exact maximum up to the bracket's width
     assert exact[det["worst_pair"]] >= r.lower * (1 - 1e-9)
@@ -230,7 +231,9 @@ def test_executor_gives_identical_results(mech6, kind):
     assert par_delta == serial_delta
     for key in ("pruned_chernoff", "pruned_coarse", "refined", "worst_pair"):
         assert par_eps.details[key] == serial_eps.details[key]
-    assert serial_delta.details["refined"] >= 2       # the executor had work to share
+    det = serial_delta.details                        # the executor had work to share
+    assert det["pruned_coarse"] + det["refined"] >= 2
+    assert par_delta.details == {**det}
 
 
 @pytest.mark.parametrize("bad", [4, "pool", object()], ids=["int", "str", "object"])
