@@ -4,6 +4,7 @@ Contract (other tools rely on it)::
 
     python -m amp delta   --mechanism M [opts] --n N --eps E   [--bound B] [--json]
     python -m amp epsilon --mechanism M [opts] --n N --delta D [--bound B] [--json]
+        [--workers W]: a matrix's pair evaluations on W local processes (same answer)
         [--rounds T] [--sampling q]: T adaptive rounds, each user taking part w.p. q
     python -m amp eps0    --mechanism M [opts] --n N --eps E --delta D [--json]
     python -m amp sweep   --mechanism M [opts] --n N [N ...] --eps0 X [X ...]
@@ -29,8 +30,10 @@ import json
 import math
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -138,6 +141,9 @@ def build_parser() -> argparse.ArgumentParser:
             s.add_argument("--bound", default="upper",
                            help="upper (default) | lower (Theorem 5) | "
                                 + " | ".join(BASELINE_BOUNDS))
+            s.add_argument("--workers", type=_positive_int("workers"), default=None,
+                           help="local processes for a matrix's pair evaluations (default 1: "
+                                "serial; the answer is the same)")
         s.add_argument("--rel-tol", type=_real("rel-tol"), default=None,
                        help="relative width of the certified bracket")
         s.add_argument("--method", default="auto", choices=METHODS,
@@ -288,12 +294,16 @@ def run(args: argparse.Namespace) -> dict:
     if bound in CORE_BOUNDS:
         kw = {} if args.rel_tol is None else {"rel_tol": args.rel_tol}
         kw.update(rounds=args.rounds, sampling=args.sampling)
-        if cmd == "delta":
-            res = B.delta(mech, args.n, args.eps, bound=bound, method=args.method, **kw)
-        else:
-            res = B.epsilon(mech, args.n, args.delta, bound=bound, progress=prog,
-                            method=args.method, **kw)
+        with _pool(args.workers) as pool:
+            if cmd == "delta":
+                res = B.delta(mech, args.n, args.eps, bound=bound, method=args.method,
+                              executor=pool, **kw)
+            else:
+                res = B.epsilon(mech, args.n, args.delta, bound=bound, progress=prog,
+                                method=args.method, executor=pool, **kw)
         return {**res.as_dict(), "rounds": args.rounds, "sampling": args.sampling}
+    if args.workers not in (None, 1):
+        raise ParameterError(f"--workers applies to --bound upper|lower only, not {show(bound)}")
     if args.rounds != 1 or args.sampling != 1.0:
         raise ParameterError(f"--rounds and --sampling apply to --bound upper|lower only, not "
                              f"{show(bound)}")
@@ -305,6 +315,16 @@ def run(args: argparse.Namespace) -> dict:
                             args.eps if cmd == "delta" else args.delta)
     raise ParameterError(f"bound must be one of {', '.join(CORE_BOUNDS + BASELINE_BOUNDS)}, "
                          f"got {show(bound)}")
+
+
+@contextmanager
+def _pool(workers: int | None) -> Iterator[ProcessPoolExecutor | None]:
+    """A local process pool of ``workers`` processes (``None`` for serial), shut down after."""
+    if workers is None or workers == 1:
+        yield None
+        return
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        yield pool
 
 
 def run_sweep(args: argparse.Namespace) -> SweepTable:

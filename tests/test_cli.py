@@ -165,3 +165,34 @@ def test_missing_extra_is_one_line_not_an_internal_error(monkeypatch, capsys):
     err = capsys.readouterr().err
     assert rc == 3 and err.count("\n") == 1 and "amp-shuffle[rounds]" in err
     assert "internal error" not in err
+
+
+# ----------------------------------------------------------------------------- --workers
+def test_workers_on_a_matrix_gives_the_same_answer(tmp_path, capsys):
+    rng = np.random.default_rng(7)
+    M = rng.uniform(1.0, np.e ** 1.5, size=(5, 5))
+    f = tmp_path / "m.npy"
+    np.save(f, M / M.sum(axis=1, keepdims=True))
+    outs = []
+    for extra in ([], ["--workers", "1"], ["--workers", "2"]):
+        assert main(["epsilon", "-m", "matrix", "--matrix", str(f), "--n", "300",
+                     "--delta", "1e-5", "--json", *extra]) == 0
+        outs.append(capsys.readouterr().out)
+    assert outs[0] == outs[1] == outs[2]
+    ans = json.loads(outs[0])
+    assert set(ans) == {"quantity", "bound", "mechanism", "n", "delta", "value", "bracket",
+                        "method", "rounds", "sampling"}       # the JSON contract, unchanged
+
+
+def test_workers_needs_a_core_bound(capsys):
+    assert main(["delta", "-m", "krr", "--k", "10", "--eps0", "1", "--n", "100", "--eps",
+                 "0.1", "--bound", "clone", "--workers", "2"]) == 2
+    assert "--workers applies to --bound upper|lower only" in capsys.readouterr().err
+
+
+def test_sweep_is_a_subcommand():
+    from amp.cli import build_parser
+    args = build_parser().parse_args(["sweep", "-m", "oue", "--n", "10", "20", "--eps0", "1",
+                                      "--eps", "0.5", "--format", "csv"])
+    assert args.command == "sweep" and args.n == [10, 20] and args.eps == [0.5]
+    assert args.delta is None and args.format == "csv" and args.bound == ["upper"]
