@@ -316,7 +316,10 @@ def epsilon_for(prof: PrivacyProfile, delta: float, *, rel_tol: float = DEFAULT_
     Returns
     -------
     Bound
-        Quantity ``"eps"``, with one part per law in ``parts``.
+        Quantity ``"eps"``, with one part per law in ``parts``; ``details["worst_law"]`` names
+        the law that attains the maximum (for ``bound="lower"``: the dataset pair, e.g. a
+        background ``x2 = x0``), ``details["pruned_laws"]`` counts the laws settled by one
+        evaluation (a law certified below the best lower end is not searched).
 
     Examples
     --------
@@ -333,15 +336,49 @@ def epsilon_for(prof: PrivacyProfile, delta: float, *, rel_tol: float = DEFAULT_
         return epsilon_max(prof.pairs, prof.n, delta_, rel_tol=rel_tol, method=prof.method,
                            mechanism=prof.description, executor=prof.executor,
                            progress=progress)
-    parts = [epsilon_of_curve(c, delta_, c.max_eps, rel_tol=rel_tol, bound=prof.bound,
-                              n=prof.n, mechanism=c.law.label, progress=progress)
-             for c in prof.curves]
+    parts, pruned = _laws_epsilon(prof, delta_, rel_tol, progress)
     lo = max(p.lower for p in parts)
     hi = max(p.upper for p in parts)
     methods = ",".join(sorted({m for p in parts for m in p.method.split(",") if m}))
+    side = (lambda b: b.lower) if prof.bound == "lower" else (lambda b: b.upper)
     return Bound("eps", lo, hi, prof.bound, methods, prof.n, prof.description,
                  {"delta": delta_}, parts=tuple(parts),
-                 details={"evaluations": sum(p.details["evaluations"] for p in parts)})
+                 details={"evaluations": sum(p.details["evaluations"] for p in parts),
+                          "worst_law": max(parts, key=side).mechanism,
+                          "pruned_laws": pruned})
+
+
+def _laws_epsilon(prof: PrivacyProfile, delta_: float, rel_tol: float,
+                  progress: Progress | None) -> tuple[list[Bound], int]:
+    """One eps bracket per law of ``prof`` (in the profile's order), cheap laws first.
+
+    Once a law's bracket has a lower end ``L > 0``, a law without the structured path is
+    first evaluated once at ``L`` with a loose bracket: ``delta_upper(L) <= delta`` certifies
+    that its threshold is ``<= L``, so it cannot raise the maximum's lower end (``L``) nor its
+    upper end (``>= L``); its part is then ``[0, L]`` (``details["pruned"]``) and its search
+    is skipped. Otherwise it is searched in full. The combined bracket ``[max lower, max
+    upper]`` is the same as searching every law."""
+    curves = prof.curves
+    order = sorted(range(len(curves)), key=lambda i: not curves[i].structured)
+    parts: list[Bound | None] = [None] * len(curves)
+    best, pruned = 0.0, 0
+    abs_tol = min(1e-16, 1e-3 * delta_)
+    for i in order:
+        c = curves[i]
+        if best > 0 and not c.structured and len(curves) > 1:
+            try:
+                chk = c.delta_for_search(best, 0.05, abs_tol)
+            except NumericalError:
+                chk = None
+            if chk is not None and chk.upper <= delta_:
+                parts[i] = Bound("eps", 0.0, best, prof.bound, chk.method, prof.n, c.law.label,
+                                 {"delta": delta_}, details={"evaluations": 1, "pruned": True})
+                pruned += 1
+                continue
+        parts[i] = epsilon_of_curve(c, delta_, c.max_eps, rel_tol=rel_tol, bound=prof.bound,
+                                    n=prof.n, mechanism=c.law.label, progress=progress)
+        best = max(best, parts[i].lower)
+    return parts, pruned  # type: ignore[return-value]
 
 
 def epsilon_estimate(mechanism: Mechanism, n: int, delta: float, *,
