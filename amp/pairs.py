@@ -46,16 +46,16 @@ CHUNK_ELEMENTS = 1 << 21
 
 
 def check_executor(executor: object) -> Executor | None:
-    """``executor`` if it is ``None`` or a :class:`concurrent.futures.Executor` (anything with
-    a callable ``map``, e.g. a Dask ``distributed.Client.get_executor()``); else
-    ParameterError."""
+    """``executor`` if it is ``None`` or a :class:`concurrent.futures.Executor` (a thread or
+    process pool, or a Dask cluster's ``distributed.Client(...).get_executor()``); else
+    ParameterError. A bare Dask ``Client`` is refused: its ``map`` returns futures."""
     if executor is None or isinstance(executor, Executor):
         return executor
-    if callable(getattr(executor, "map", None)) and callable(getattr(executor, "submit", None)):
-        return executor   # duck-typed Executor (e.g. dask's ClientExecutor)
+    hint = (" (for Dask, pass client.get_executor())"
+            if type(executor).__name__ == "Client" else "")
     raise ParameterError("executor must be a concurrent.futures.Executor (e.g. "
-                         "ProcessPoolExecutor(2)) or None, got "
-                         f"{type(executor).__name__}")
+                         f"ProcessPoolExecutor(2)) or None, got {type(executor).__name__}"
+                         f"{hint}")
 
 
 def run_tasks(fn: Callable, items: Sequence, executor: Executor | None) -> list:

@@ -12,6 +12,12 @@ neighbouring datasets (replace-one), both directions included (the pairs are ord
 ``bound="lower"``: Theorem 5, the exact shuffled divergence of the explicit pair
 ``X0 = (x0, x2, ..., x2)``, ``X1 = (x1, x2, ..., x2)``, maximised over the third inputs ``x2``
 (for matrices, at the worst pair of the upper bound): the true privacy curve is at least this.
+
+A matrix mechanism (``d (d - 1)`` ordered pairs) keeps its pair laws as arrays
+(:class:`amp.pairs.PairSet`): its upper bound is the certified maximum computed by pruning
+(pairs whose certified Chernoff bound or coarse bracket cannot raise the maximum's upper end
+are not refined), its lower bound's pair and third inputs are chosen by the Chernoff ranking
+(a heuristic choice; every choice gives a valid lower bound).
 """
 
 from __future__ import annotations

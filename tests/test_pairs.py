@@ -272,3 +272,15 @@ def test_matrix_lower_bound_below_upper_and_below_truth():
     best = max(shuffled_divergence(M, i, j, [k] * (n - 1), eps)
                for i in range(6) for j in range(6) for k in range(6) if i != j)
     assert low.value <= best * (1 + 1e-9)
+
+
+def test_dask_local_cluster_executor_gives_identical_results(mech6):
+    distributed = pytest.importorskip("distributed")
+    serial = amp.epsilon(mech6, 3000, 1e-6)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        with pytest.raises(amp.ParameterError, match="get_executor"):
+            amp.epsilon(mech6, 3000, 1e-6, executor=client)
+        par = amp.epsilon(mech6, 3000, 1e-6, executor=client.get_executor())
+    assert par == serial and par.details["worst_pair"] == serial.details["worst_pair"]
