@@ -345,7 +345,7 @@ def epsilon_for(prof: PrivacyProfile, delta: float, *, rel_tol: float = DEFAULT_
                  {"delta": delta_}, parts=tuple(parts),
                  details={"evaluations": sum(p.details["evaluations"] for p in parts),
                           "worst_law": max(parts, key=side).mechanism,
-                          "pruned_laws": pruned})
+                          "pruned_laws": pruned, **prof.selection})
 
 
 def _laws_epsilon(prof: PrivacyProfile, delta_: float, rel_tol: float,

@@ -39,8 +39,8 @@ from amp.mechanisms.joint import JointMechanism
 from amp.mechanisms.base import MatrixMechanism, Mechanism
 from amp.pairs import PairSet, check_executor, delta_max
 
-__all__ = ["PrivacyProfile", "laws_for", "check_mechanism", "check_bound", "BOUNDS",
-           "LOWER_LAWS_KEPT"]
+__all__ = ["PrivacyProfile", "laws_for", "lower_selection", "worst_pair", "check_mechanism",
+           "check_bound", "BOUNDS", "LOWER_LAWS_KEPT"]
 
 #: The two sides of the paper's objects.
 BOUNDS = ("upper", "lower")
@@ -80,11 +80,29 @@ def laws_for(mechanism: Mechanism, bound: str, eps_hint: float | None = None,
     if isinstance(mechanism, JointMechanism):
         # its own Theorem 5 pairs (inputs distinct in every component), not a matrix pair
         return mechanism.lower_laws()
-    if isinstance(mechanism, MatrixMechanism) or (mechanism.finite and not mechanism.symmetric):
-        laws = mechanism.lower_laws(worst_pair(mechanism, eps_hint, n))
-        return _top_laws(laws, 0.0 if eps_hint is None else eps_hint,
-                         1 if n is None else n, LOWER_LAWS_KEPT)
+    if _picks_pair(mechanism):
+        return lower_selection(mechanism, eps_hint, n)[0]
     return mechanism.lower_laws()
+
+
+def _picks_pair(mechanism: Mechanism) -> bool:
+    return not isinstance(mechanism, JointMechanism) and (
+        isinstance(mechanism, MatrixMechanism) or (mechanism.finite and not mechanism.symmetric))
+
+
+def lower_selection(mechanism: Mechanism, eps_hint: float | None, n: int | None
+                    ) -> tuple[list[GPARV], dict]:
+    """A matrix's Theorem 5 laws (:func:`worst_pair`, then the :data:`LOWER_LAWS_KEPT`
+    candidate third inputs with the largest Chernoff bound) and a record of the choice."""
+    eps = 0.0 if eps_hint is None else eps_hint
+    nn = 1 if n is None else n
+    pair = worst_pair(mechanism, eps, nn)
+    cands = mechanism.lower_laws(pair)
+    laws = _top_laws(cands, eps, nn, LOWER_LAWS_KEPT)
+    info = {"lower_pair": pair, "lower_candidates": len(cands), "lower_laws_kept": len(laws),
+            "lower_selection": f"heuristic: Chernoff ranking at eps={eps:g} (any pair and "
+                               "any subset of third inputs is a valid lower bound)"}
+    return laws, info
 
 
 def _top_laws(laws: list[GPARV], eps: float, n: int, keep: int) -> list[GPARV]:
@@ -181,6 +199,8 @@ class PrivacyProfile:
         self.executor = check_executor(executor)
         #: the pair laws as arrays (a matrix's upper profile), else None
         self.pairs: PairSet | None = None
+        #: how a matrix's lower-bound laws were chosen (:func:`lower_selection`), else {}
+        self.selection: dict = {}
         self._laws: list[GPARV] | None = None
         self._curves: list[LawDelta] | None = None
         if laws is None and self.bound == "upper" and isinstance(self.mechanism,
@@ -188,7 +208,9 @@ class PrivacyProfile:
             self.pairs = PairSet(self.mechanism.matrix(), self.mechanism.eps0,
                                  self.mechanism.name)
             return
-        if laws is None:
+        if laws is None and self.bound == "lower" and _picks_pair(self.mechanism):
+            laws, self.selection = lower_selection(self.mechanism, eps_hint, self.n)
+        elif laws is None:
             laws = laws_for(self.mechanism, self.bound, eps_hint, self.n)
         elif not laws or not all(isinstance(law, GPARV) for law in laws):
             raise ParameterError("laws must be a non-empty list of GPARV laws")
@@ -240,6 +262,7 @@ class PrivacyProfile:
         else:
             res = [c.delta(eps, rel_tol=rel_tol) for c in self.curves]
             lo, hi = max(r.lower for r in res), max(r.upper for r in res)
+            details = dict(self.selection)
         # both are at most 1 (E[S_+]/n <= E[G_+] <= sum p a <= 1 for a mechanism's laws; a
         # hockey-stick divergence is <= 1): clip the safety pads
         lo, hi = min(lo, 1.0), min(hi, 1.0)

@@ -284,3 +284,14 @@ def test_dask_local_cluster_executor_gives_identical_results(mech6):
             amp.epsilon(mech6, 3000, 1e-6, executor=client)
         par = amp.epsilon(mech6, 3000, 1e-6, executor=client.get_executor())
     assert par == serial and par.details["worst_pair"] == serial.details["worst_pair"]
+
+
+def test_lower_bound_details_say_how_the_laws_were_chosen():
+    mech = amp.MatrixMechanism(random_matrix(12, seed=12))
+    r = amp.epsilon(mech, 2000, 1e-6, bound="lower")
+    det = r.details
+    assert det["lower_laws_kept"] == LOWER_LAWS_KEPT < det["lower_candidates"]
+    assert "heuristic" in det["lower_selection"]
+    assert det["lower_pair"] == worst_pair(mech, 0.0, 2000)
+    up = amp.epsilon(mech, 2000, 1e-6)
+    assert r.value <= up.value
