@@ -15,7 +15,9 @@ registry name and domain keywords, never as a closure), so any
 :class:`concurrent.futures.Executor` runs them: a local process pool by default, the calling
 process with ``executor=None`` (or ``workers=1``), or a Dask cluster through
 :func:`dask_executor` (the ``dask`` extra: ``pip install 'amp-shuffle[dask]'``). The table does
-not depend on the executor: every task runs the same deterministic code.
+not depend on the executor: every task runs the same deterministic code, with single-threaded
+BLAS (through ``threadpoolctl``, installed with the ``dask`` extra), as Dask workers do by
+default; multithreaded BLAS sums in another order, which can move a bracket's last bits.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import math
 import os
 import time
 from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Iterable, Iterator, Mapping, Sequence
 
@@ -169,7 +171,25 @@ def _run_task(task: tuple) -> list[dict]:
     order. With ``reuse`` the values share one profile (asked in the given order, so the
     result is deterministic); without it each value gets a fresh one, as in ``amp.epsilon``.
     """
-    name, params, eps0, n, bound, method, given, values, rel_tol, reuse = task
+    with _single_threaded_blas():
+        return _answer(*task)
+
+
+def _single_threaded_blas():
+    """Limit BLAS to one thread (threadpoolctl, when installed) for the duration of a task.
+
+    Multithreaded BLAS splits ``np.dot`` sums by thread, so their last bits depend on the
+    thread count; Dask workers run single-threaded BLAS by default. Every task doing the same
+    makes a table the same bits on every executor (each bracket is certified either way)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:      # pragma: no cover - the dask extra installs it
+        return nullcontext()
+    return threadpool_limits(limits=1, user_api="blas")
+
+
+def _answer(name: str, params: tuple, eps0: float, n: int, bound: str, method: str,
+            given: str, values: tuple, rel_tol: float, reuse: bool) -> list[dict]:
     out: list[dict] = []
     try:
         mech = registry.make(name, eps0, **dict(params))
@@ -323,7 +343,8 @@ def sweep(mechanism: str | Sequence, n: int | Iterable[int], eps0: float | Itera
         profile, reusing its tables. A profile keeps the deepest tables it has built, so a
         bracket can then differ from a lone :func:`amp.epsilon` call within ``rel_tol`` (it is
         certified either way, and the table is the same on every executor). ``False``: a
-        fresh profile per point, the very brackets of :func:`amp.epsilon` / :func:`amp.delta`.
+        fresh profile per point, the very brackets of :func:`amp.epsilon` / :func:`amp.delta`
+        (with single-threaded BLAS, see the module docstring).
     **domain : int
         Domain keywords of the mechanism (``k`` for ``krr``, ``g`` for ``olh``, ``d``).
 
@@ -414,7 +435,9 @@ def _execute(tasks: list[tuple], pool: Executor | None, owned: bool,
             report(i + 1)
         return out
     try:
-        futures = {pool.submit(_run_task, t): i for i, t in enumerate(tasks)}
+        # largest n first (the costliest tasks, as a rule): a shorter tail on few workers
+        order = sorted(range(total), key=lambda i: -tasks[i][3])
+        futures = {pool.submit(_run_task, tasks[i]): i for i in order}
         out: list = [None] * total
         for done, fut in enumerate(as_completed(futures), start=1):
             out[futures[fut]] = fut.result()
