@@ -3,7 +3,8 @@
 #   make book    venv + offline assets + full book build (warnings are errors) -> _build/html
 #   make test    THE test command (CI runs it via .ci/run): unit tests, doctests, clean install
 #                of the wheel, notebook tests (nbval), from-scratch book build, browser check
-#   make live    serve the book's notebooks with a live kernel (Voila) on 127.0.0.1:$(LIVE_PORT)
+#   make live    the interactive chapters as an app (Voila, live kernel, code hidden, offline)
+#                on http://127.0.0.1:$(LIVE_PORT)/ (own venv .venv-live; scripts/live/)
 #   make venv    only create/update .venv (idempotent; a stamp file makes it instant when done)
 #   make doctest the docstring examples of amp (the API reference pages)
 #   make wheel   build the library wheel into _build/dist; make install-check: install it alone
@@ -20,7 +21,10 @@ PYTHON    ?= python3
 VENV      ?= .venv
 BIN       := $(VENV)/bin
 STAMP     := $(VENV)/.amp-installed
-LIVE_STAMP:= $(VENV)/.amp-live-installed
+LIVE_VENV ?= .venv-live
+LIVE_BIN  := $(LIVE_VENV)/bin
+LIVE_STAMP:= $(LIVE_VENV)/.amp-live-installed
+LIVE_DIR  := _build/live
 WIDGETS   := book/_static/widgets/embed.js
 LIVE_PORT ?= 8866
 JB_FLAGS  ?= -W -n --keep-going --all
@@ -28,7 +32,7 @@ JB_FLAGS  ?= -W -n --keep-going --all
 .PHONY: help venv assets book book-clean test doctest wheel install-check live clean
 
 help:
-	@sed -n '3,13p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,14p' Makefile | sed 's/^# \{0,1\}//'
 
 # -------------------------------------------------------------------------- environment
 # Re-run when requirements or the package metadata change; otherwise the stamp makes it a no-op.
@@ -42,10 +46,14 @@ $(STAMP): requirements.txt pyproject.toml
 
 venv: $(STAMP)
 
-$(LIVE_STAMP): requirements-live.txt $(STAMP)
-	@echo ">> installing requirements-live.txt into $(VENV)"
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt -r requirements-live.txt
-	$(BIN)/python -m pip check
+# The live app has its own venv: .venv stays exactly requirements.txt (the test environment,
+# which builds the app's notebooks without Voila: tests/test_live.py).
+$(LIVE_STAMP): requirements.txt requirements-live.txt pyproject.toml
+	@test -x $(LIVE_BIN)/python || { echo ">> creating $(LIVE_VENV)"; $(PYTHON) -m venv $(LIVE_VENV); }
+	@echo ">> installing requirements.txt, requirements-live.txt and amp (editable) into $(LIVE_VENV)"
+	$(LIVE_BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt -r requirements-live.txt
+	$(LIVE_BIN)/python -m pip install --quiet --disable-pip-version-check -e .
+	$(LIVE_BIN)/python -m pip check
 	@touch $@
 
 # -------------------------------------------------------------------------- offline assets
@@ -81,11 +89,17 @@ install-check:
 	scripts/check_install.sh
 
 # -------------------------------------------------------------------------- live
+# scripts/live/prepare.py writes $(LIVE_DIR)/app (the interactive chapters with MyST converted,
+# removed cells removed, and a landing page index.ipynb) and the Voila template "amp" (no CDN).
+# --Voila.mathjax_url=null: Voila's frontend then uses its bundled MathJax 3 instead of cdnjs.
+# Check a running server: .venv/bin/python scripts/live/check.py http://127.0.0.1:$(LIVE_PORT)
 live: $(LIVE_STAMP)
-	@echo ">> serving book/ with a live kernel: http://127.0.0.1:$(LIVE_PORT)/  (Ctrl-C to stop)"
-	@echo ">> open a chapter, e.g. http://127.0.0.1:$(LIVE_PORT)/voila/render/01_introduction.ipynb"
-	$(BIN)/voila book/ --no-browser --port=$(LIVE_PORT) --Voila.ip=127.0.0.1 \
-		--strip_sources=False --show_tracebacks=True
+	$(LIVE_BIN)/python scripts/live/prepare.py --out $(LIVE_DIR)
+	@echo ">> the live book: http://127.0.0.1:$(LIVE_PORT)/  (Ctrl-C to stop)"
+	JUPYTER_PATH=$(CURDIR)/$(LIVE_DIR)/share $(LIVE_BIN)/voila $(LIVE_DIR)/app --no-browser \
+		--port=$(LIVE_PORT) --Voila.ip=127.0.0.1 --template=amp --strip_sources=True \
+		--show_tracebacks=False --theme=light --Voila.mathjax_url=null \
+		--Voila.mathjax_config=null
 
 clean:
 	rm -rf _build artifacts

@@ -1,0 +1,445 @@
+"""Build the live app of the book (``make live``): app notebooks, landing page, Voila template.
+
+Usage::
+
+    python scripts/live/prepare.py [--book book] [--out _build/live]
+
+writes
+
+* ``OUT/app/NN_name.ipynb``: every interactive chapter (one with a widget cell), rewritten for
+  Voila: MyST converted (:mod:`myst`), cells tagged ``static-only`` or ``remove-cell`` removed
+  (a removed code cell that defines something later cells use still runs, silently),
+  ``remove-output`` cells run silently, ``hide-output`` / ``hide-cell`` outputs folded behind a
+  "Show output" toggle, figure captions and numbers of the book under their figures, outputs
+  cleared. Voila hides every code input (``--strip_sources=True``, the default).
+* ``OUT/app/index.ipynb``: the landing page, one line per interactive chapter.
+* ``OUT/share/voila/templates/amp/``: the Voila template (``scripts/live/template``): Voila's
+  "lab" template without its CDN stylesheets, and a server root that opens the landing page.
+  (MathJax: ``make live`` passes ``--Voila.mathjax_url=null --Voila.mathjax_config=null``,
+  which makes Voila's frontend use the MathJax 3 bundled in its own JavaScript instead of
+  loading MathJax 2 from cdnjs.)
+
+A *widget cell* is a code cell whose last statement calls a function named ``*_widget`` (or a
+cell tagged ``live-only``): the book removes it (``remove-cell``: no kernel on the static site);
+the app keeps its output. This script needs only the standard library, PyYAML and pybtex (it
+runs in the test environment, without Voila).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import copy
+import json
+import re
+import shutil
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from myst import Context, MystError, convert  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+TEMPLATE = Path(__file__).resolve().parent / "template"
+TEMPLATE_NAME = "amp"
+
+REMOVE_CELL, REMOVE_INPUT, REMOVE_OUTPUT = "remove-cell", "remove-input", "remove-output"
+HIDE_OUTPUT = ("hide-output", "hide-cell")
+STATIC_ONLY, LIVE_ONLY = "static-only", "live-only"
+
+__all__ = ["book_context", "is_widget_cell", "prepare_notebook", "landing_page", "build", "main"]
+
+
+# ------------------------------------------------------------------------------- the book
+def _tags(cell: dict) -> set:
+    return set(cell.get("metadata", {}).get("tags", []))
+
+
+def _source(cell: dict) -> str:
+    src = cell.get("source", "")
+    return "".join(src) if isinstance(src, list) else src
+
+
+def chapters(book: Path) -> list[tuple[str, str | None]]:
+    """``(stem, chapter number or None)`` in the order of ``_toc.yml`` (numbered parts count)."""
+    import yaml
+
+    toc = yaml.safe_load((book.parent / "_toc.yml").read_text(encoding="utf-8"))
+    out: list[tuple[str, str | None]] = []
+    number = 0
+
+    def walk(entries, numbered):
+        nonlocal number
+        for e in entries or []:
+            if "file" in e:       # the path below book/: "01_introduction", "api/index"
+                stem = str(Path(e["file"]).relative_to(book.name))
+                if numbered:
+                    number += 1
+                out.append((stem, str(number) if numbered else None))
+            walk(e.get("sections"), False)
+    out.append((str(Path(toc["root"]).relative_to(book.name)), None))
+    for part in toc.get("parts", []):
+        walk(part.get("chapters"), bool(part.get("numbered")))
+    return out
+
+
+def citation_labels(bib: Path) -> dict:
+    """bibtex key -> "Balle et al., 2019" (as the book's ``amp_authoryear`` style labels)."""
+    from collections import Counter
+
+    from pybtex.database import parse_file
+    from pybtex.richtext import Text
+
+    def plain(latex: str) -> str:
+        return Text.from_latex(latex).render_as("text")
+
+    entries = parse_file(str(bib)).entries
+    base = {}
+    for key, e in entries.items():
+        persons = e.persons.get("author") or e.persons.get("editor") or []
+        names = [plain(" ".join(p.prelast_names + p.last_names)) for p in persons]
+        year = e.fields.get("year", "n.d.")
+        who = (key if not names else names[0] if len(names) == 1 else
+               f"{names[0]} and {names[1]}" if len(names) == 2 else f"{names[0]} et al.")
+        base[key] = (f"{who}, {year}", plain(e.fields.get("title", "")))
+    counts = Counter(label for label, _ in base.values())
+    labels, seen = {}, Counter()
+    for key, (label, _title) in sorted(base.items(), key=lambda kv: kv[1]):
+        if counts[label] > 1:
+            seen[label] += 1
+            labels[key] = label + "abcdefghijklmnopqrstuvwxyz"[seen[label] - 1]
+        else:
+            labels[key] = label
+    return labels
+
+
+def _load(book: Path, stem: str) -> tuple[str, dict | str] | None:
+    nb, md = book / f"{stem}.ipynb", book / f"{stem}.md"
+    if nb.exists():
+        return "ipynb", json.loads(nb.read_text(encoding="utf-8"))
+    if md.exists():
+        return "md", md.read_text(encoding="utf-8")
+    return None
+
+
+def _kept(cell: dict) -> bool:
+    """Rendered by the static book (its numbers count)."""
+    return not (_tags(cell) & {REMOVE_CELL, STATIC_ONLY})
+
+
+def book_context(book: Path) -> Context:
+    """Labels, numbers, titles and citations of the whole book (cross-references work across
+    chapters). The app set is filled by :func:`build`."""
+    ctx = Context()
+    for stem, number in chapters(book):
+        loaded = _load(book, stem)
+        if loaded is None:
+            continue
+        kind, content = loaded
+        if kind == "md":
+            texts, figs = [content], []
+        else:
+            cells = [c for c in content["cells"] if _kept(c)]
+            texts = [_source(c) for c in cells if c["cell_type"] == "markdown"]
+            figs = [c["metadata"]["mystnb"]["figure"] for c in cells
+                    if c["cell_type"] == "code"
+                    and "figure" in c.get("metadata", {}).get("mystnb", {})]
+        title = next((m.group(1).strip() for t in texts
+                      for m in [re.search(r"^#\s+(.+)$", t, re.M)] if m), stem)
+        ctx.docs[stem] = title
+        prefix = f"{number}." if number else ""
+        eq = 0
+        for t in texts:
+            for m in re.finditer(r"\$\$[ \t]*\(([\w:.-]+)\)[ \t]*$", t, re.M):
+                eq += 1
+                ctx.equations[m.group(1)] = f"{prefix}{eq}"
+            for m in re.finditer(r"^:label:[ \t]*([\w:.-]+)", t, re.M):
+                eq += 1
+                ctx.equations[m.group(1)] = f"{prefix}{eq}"
+            for m in re.finditer(r"^\(([\w:.-]+)\)=[ \t]*\n+#+\s+(.+)$", t, re.M):
+                ctx.sections[m.group(1)] = (stem, m.group(2).strip())
+        for k, fig in enumerate(figs, 1):
+            if fig.get("name"):
+                ctx.figures[fig["name"]] = f"{prefix}{k}"
+    ctx.citations = citation_labels(book / "references.bib")
+    return ctx
+
+
+# ---------------------------------------------------------------------------- code cells
+def _python(source: str) -> ast.Module | None:
+    """The cell's Python (IPython magics and shell lines blanked), or None if unparsable."""
+    text = "\n".join("" if ln.lstrip().startswith(("%", "!")) else ln
+                     for ln in source.split("\n"))
+    try:
+        return ast.parse(text)
+    except SyntaxError:
+        return None
+
+
+def is_widget_cell(cell: dict) -> bool:
+    """A code cell whose last statement calls ``*_widget(...)``, or tagged ``live-only``."""
+    if cell["cell_type"] != "code":
+        return False
+    if LIVE_ONLY in _tags(cell):
+        return True
+    tree = _python(_source(cell))
+    if tree is None or not tree.body:
+        return False
+    last = tree.body[-1]
+    if not (isinstance(last, ast.Expr) and isinstance(last.value, ast.Call)):
+        return False
+    f = last.value.func
+    name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+    return name.endswith("_widget")
+
+
+def _names(tree: ast.Module) -> tuple[set, set]:
+    """(names bound, names loaded) anywhere in the cell."""
+    bound, loaded = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (bound if isinstance(node.ctx, (ast.Store, ast.Del)) else loaded).add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+    return bound, loaded
+
+
+def _targets(node: ast.AST) -> set:
+    """Names bound by an assignment target, an import, a def/class or a with/for target."""
+    names = set()
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
+            names.add(sub.id)
+    return names
+
+
+def _free(body: list, bound: set) -> set:
+    """Names a statement sequence may read before it binds them (its inputs from earlier
+    cells). Conservative: a name bound only inside a branch or loop body still counts as
+    unbound after it, and every name read inside a def, lambda or comprehension counts."""
+    free: set = set()
+    bound = set(bound)
+
+    def loads(node: ast.AST | None) -> set:
+        if node is None:
+            return set()
+        return {n.id for n in ast.walk(node)
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+    for st in body:
+        if isinstance(st, (ast.Import, ast.ImportFrom)):
+            bound |= {(a.asname or a.name).split(".")[0] for a in st.names}
+        elif isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            free |= loads(st) - bound
+            bound.add(st.name)
+        elif isinstance(st, (ast.Assign, ast.AnnAssign)):
+            free |= loads(st.value) - bound
+            for t in (st.targets if isinstance(st, ast.Assign) else [st.target]):
+                free |= {n.id for n in ast.walk(t) if isinstance(n, ast.Name)
+                         and isinstance(n.ctx, ast.Load)} - bound
+                bound |= _targets(t)
+        elif isinstance(st, (ast.For, ast.AsyncFor)):
+            free |= loads(st.iter) - bound
+            free |= _free(st.body, bound | _targets(st.target))
+            free |= _free(st.orelse, bound)
+        elif isinstance(st, (ast.If, ast.While)):
+            free |= loads(st.test) - bound
+            free |= _free(st.body, bound) | _free(st.orelse, bound)
+        elif isinstance(st, (ast.With, ast.AsyncWith)):
+            inner = set(bound)
+            for item in st.items:
+                free |= loads(item.context_expr) - bound
+                if item.optional_vars is not None:
+                    inner |= _targets(item.optional_vars)
+            free |= _free(st.body, inner)
+        else:                               # AugAssign reads its target; try, assert, expr...
+            free |= loads(st) - bound
+            if isinstance(st, ast.AugAssign):
+                free |= _targets(st.target) - bound
+    return free
+
+
+def _droppable(tree: ast.Module | None, needed: set) -> bool:
+    """A removed cell may be left out when it binds nothing later cells read and has no side
+    effect we can see (no bare call, no attribute/item assignment, no del/global)."""
+    if tree is None:
+        return False
+    bound, _ = _names(tree)
+    if bound & needed:
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Expr) and not isinstance(node.value, ast.Constant):
+            return False
+        if isinstance(node, (ast.Delete, ast.Global, ast.Nonlocal)):
+            return False
+        if isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.ctx, ast.Store):
+            return False
+    return True
+
+
+def _code(source: str, tags: list | None = None) -> dict:
+    return {"cell_type": "code", "id": "", "execution_count": None, "outputs": [], "source": source,
+            "metadata": {"tags": tags or [], "jupyter": {"source_hidden": True}}}
+
+
+def _markdown(source: str) -> dict:
+    return {"cell_type": "markdown", "id": "", "metadata": {}, "source": source}
+
+
+def prepare_notebook(nb: dict, ctx: Context) -> dict:
+    """The app version of one chapter (see the module docstring)."""
+    cells = [c for c in nb["cells"] if STATIC_ONLY not in _tags(c)]
+    # 1. which removed code cells can be left out: walk backwards, tracking the names that
+    #    later kept cells read
+    needed: set = set()
+    unparsable = False
+    keep: list[bool] = [True] * len(cells)
+    for i in range(len(cells) - 1, -1, -1):
+        c = cells[i]
+        if c["cell_type"] != "code":
+            continue
+        tree = _python(_source(c))
+        if REMOVE_CELL in _tags(c) and not is_widget_cell(c) and _droppable(tree, needed):
+            keep[i] = False
+            continue
+        if tree is None:      # an unparsable kept cell: keep every cell before it
+            unparsable = True
+            continue
+        needed |= _free(tree.body, set())
+    if unparsable:
+        keep = [True] * len(cells)
+
+    out: list[dict] = []
+    fold = 0
+    fig_count = 0
+    for c, kept in zip(cells, keep):
+        tags = _tags(c)
+        if c["cell_type"] == "markdown":
+            if REMOVE_CELL in tags:
+                continue
+            text = convert(_source(c), ctx).strip()
+            if text:
+                out.append(_markdown(text))
+            continue
+        if c["cell_type"] != "code" or not kept:
+            continue
+        src = _source(c).rstrip()
+        if is_widget_cell(c):
+            out.append(_code(src, ["widget"]))
+            continue
+        if tags & {REMOVE_CELL, REMOVE_OUTPUT}:
+            out.append(_code("%%capture\n" + src))
+            continue
+        if tags & set(HIDE_OUTPUT):
+            fold += 1
+            var = f"_amp_folded_{fold}"
+            out.append(_code(f"%%capture {var}\n{src}"))
+            out.append(_code("from amp.viz.widgets import fold_output as _amp_fold_output\n"
+                             f"_amp_fold_output({var})"))
+        else:
+            out.append(_code(src))
+        fig = c.get("metadata", {}).get("mystnb", {}).get("figure")
+        if fig and fig.get("caption"):
+            fig_count += 1
+            number = ctx.figures.get(fig.get("name", ""), None)
+            head = f"Fig. {number}" if number else "Figure"
+            caption = convert(fig["caption"], ctx).strip()
+            out.append(_markdown(f'<div class="amp-caption">\n\n**{head}.** {caption}\n\n'
+                                 "</div>"))
+    for k, cell in enumerate(out):
+        cell["id"] = f"amp-live-{k}"
+    app = {"cells": out, "metadata": copy.deepcopy(nb.get("metadata", {})),
+           "nbformat": nb.get("nbformat", 4), "nbformat_minor": nb.get("nbformat_minor", 5)}
+    app["metadata"]["amp_live"] = {"generated_by": "scripts/live/prepare.py"}
+    return app
+
+
+# ------------------------------------------------------------------------------ landing
+def _summary(nb: dict) -> str:
+    """One line about a chapter: the first item of its "In this chapter you will learn" list
+    (continuation lines included), or the first sentence of its first paragraph."""
+    first = _source(nb["cells"][0]) if nb["cells"] else ""
+    m = re.search(r"^- (.+(?:\n[ \t]+.+)*)", first, re.M)
+    if m:
+        line = m.group(1)
+    else:
+        paras = [p for p in first.split("\n\n")[1:] if p.strip() and not p.startswith("#")]
+        line = paras[0].split(". ")[0] if paras else ""
+    return re.sub(r"\s+", " ", line).strip().rstrip(";.")
+
+
+def landing_page(entries: list[tuple[str, str | None, str, str]], ctx: Context) -> dict:
+    """``index.ipynb``: one line per interactive chapter ``(stem, number, title, line)``."""
+    lines = ["# Privacy amplification by shuffling: the live book", "",
+             "Interactive chapters of the book, each with a live kernel: move the controls and "
+             "the figures and certified bounds are recomputed on this machine. Code is hidden; "
+             "everything runs locally (nothing is requested from the internet).", "",
+             "| chapter | what you can do there |", "| --- | --- |"]
+    for stem, number, title, line in entries:
+        label = f"{number}. {title}" if number else title
+        lines.append(f"| [{label}]({stem}.ipynb) | {convert(line, ctx)} |")
+    lines += ["", "The full static book (all chapters, exercises and proofs) is built with "
+              "`make book` (`_build/html/index.html`). Stop this server with Ctrl-C in its "
+              "terminal."]
+    cell = _markdown("\n".join(lines))
+    cell["id"] = "amp-live-index"
+    return {"cells": [cell],
+            "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python",
+                                        "name": "python3"},
+                         "amp_live": {"generated_by": "scripts/live/prepare.py"}},
+            "nbformat": 4, "nbformat_minor": 5}
+
+
+# -------------------------------------------------------------------------------- build
+def build(book: Path, out: Path, *, template: bool = True) -> dict:
+    """Write the app into ``out``; return ``{"chapters": [...], "dropped": {...}}``."""
+    ctx = book_context(book)
+    interactive = []
+    for stem, number in chapters(book):
+        loaded = _load(book, stem)
+        if loaded and loaded[0] == "ipynb":
+            nb = loaded[1]
+            if any(is_widget_cell(c) and STATIC_ONLY not in _tags(c) for c in nb["cells"]):
+                interactive.append((stem, number, nb))
+    ctx.app = {stem for stem, _, _ in interactive} | {"index"}
+    app_dir = out / "app"
+    if app_dir.exists():
+        shutil.rmtree(app_dir)
+    app_dir.mkdir(parents=True)
+    entries = []
+    for stem, number, nb in interactive:
+        try:
+            app_nb = prepare_notebook(nb, ctx)
+        except MystError as exc:
+            raise MystError(f"{stem}: {exc}") from None
+        (app_dir / f"{stem}.ipynb").write_text(json.dumps(app_nb, indent=1, ensure_ascii=False)
+                                               + "\n", encoding="utf-8")
+        entries.append((stem, number, ctx.docs.get(stem, stem), _summary(nb)))
+    (app_dir / "index.ipynb").write_text(json.dumps(landing_page(entries, ctx), indent=1,
+                                                    ensure_ascii=False) + "\n", encoding="utf-8")
+    for name in ("data", "_static"):           # relative paths read by chapters keep working
+        if (book / name).exists():
+            (app_dir / name).symlink_to((book / name).resolve(), target_is_directory=True)
+    if template:
+        dest = out / "share" / "voila" / "templates" / TEMPLATE_NAME
+        if dest.exists():
+            shutil.rmtree(dest)
+        shutil.copytree(TEMPLATE / TEMPLATE_NAME, dest)
+    return {"chapters": [e[0] for e in entries], "out": str(app_dir)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--book", default=str(ROOT / "book"))
+    p.add_argument("--out", default=str(ROOT / "_build" / "live"))
+    args = p.parse_args(argv)
+    info = build(Path(args.book), Path(args.out))
+    print(f"live app: {len(info['chapters'])} interactive chapters "
+          f"({', '.join(info['chapters'])}) + index.ipynb in {info['out']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

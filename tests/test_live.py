@@ -1,0 +1,317 @@
+"""The live app's build step (``scripts/live/prepare.py``, ``make live``): pure file
+transformation, no Voila needed. The slow tests at the end execute the app notebooks and drive
+a running Voila server (skipped when Voila is not installed)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts" / "live"))
+
+import myst  # noqa: E402
+import prepare  # noqa: E402
+
+RAW_MYST = re.compile(r"```\{|:::\{|\{(dropdown|toggle|admonition|note|warning|eq|numref|cite|"
+                      r"cite:t|doc|ref|math)\}|^\([\w.:-]+\)=\s*$|^:class:|\$\$\s*\([\w.:-]+\)",
+                      re.M)
+
+
+def _src(cell: dict) -> str:
+    s = cell["source"]
+    return "".join(s) if isinstance(s, list) else s
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("live")
+    prepare.build(ROOT / "book", out)
+    return out / "app"
+
+
+def _notebooks(app: Path) -> dict:
+    return {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in sorted(app.glob("*.ipynb"))}
+
+
+def _book_interactive() -> list[str]:
+    out = []
+    for p in sorted((ROOT / "book").glob("*.ipynb")):
+        nb = json.loads(p.read_text(encoding="utf-8"))
+        if any(prepare.is_widget_cell(c) and "static-only" not in c["metadata"].get("tags", [])
+               for c in nb["cells"]):
+            out.append(p.stem)
+    return out
+
+
+# ------------------------------------------------------------------------------ real book
+def test_every_interactive_chapter_is_built_and_linked_from_the_landing_page(app):
+    chapters = _book_interactive()
+    assert {"07_experiments", "10_calculator"} <= set(chapters)
+    nbs = _notebooks(app)
+    assert set(nbs) == set(chapters) | {"index"}
+    index = _src(nbs["index"]["cells"][0])
+    for stem in chapters:
+        title = prepare.book_context(ROOT / "book").docs[stem]
+        line = next(ln for ln in index.split("\n") if f"]({stem}.ipynb)" in ln)
+        assert title in line and len(line) < 400          # one line each, with its title
+    assert not RAW_MYST.search(index)
+
+
+def test_no_visible_code_and_no_raw_myst(app):
+    for stem, nb in _notebooks(app).items():
+        for cell in nb["cells"]:
+            if cell["cell_type"] == "code":
+                assert cell["metadata"]["jupyter"]["source_hidden"] is True
+                assert cell["outputs"] == [] and cell["execution_count"] is None
+            else:
+                text = _src(cell)
+                m = RAW_MYST.search(text)
+                assert m is None, (stem, m.group(0), text[max(0, m.start() - 80):m.end() + 80])
+            assert cell["id"].startswith("amp-live-")
+
+
+def test_widget_cells_kept_checks_removed(app):
+    nbs = _notebooks(app)
+    for stem in _book_interactive():
+        book = json.loads((ROOT / "book" / f"{stem}.ipynb").read_text(encoding="utf-8"))
+        cells = nbs[stem]["cells"]
+        widgets = [c for c in cells if "widget" in c["metadata"].get("tags", [])]
+        assert widgets and all(not _src(c).startswith("%%capture") for c in widgets)
+        app_sources = "\n".join(_src(c) for c in cells)
+        for c in book["cells"]:
+            tags = set(c["metadata"].get("tags", []))
+            if "static-only" in tags:
+                assert _src(c).strip() not in app_sources      # static-only cells are gone
+            if c["cell_type"] == "markdown" and "remove-cell" in tags:
+                assert _src(c).strip() not in app_sources
+            if c["cell_type"] == "code" and "remove-cell" in tags \
+                    and not prepare.is_widget_cell(c) and _src(c).strip() in app_sources:
+                # a removed cell that still runs does so silently
+                hit = next(x for x in cells if _src(x).endswith(_src(c).rstrip()))
+                assert _src(hit).startswith("%%capture\n")
+
+
+def test_exercise_solutions_are_collapsed(app):
+    nbs = _notebooks(app)
+    for stem in _book_interactive():
+        book = json.loads((ROOT / "book" / f"{stem}.ipynb").read_text(encoding="utf-8"))
+        md = "\n".join(_src(c) for c in book["cells"] if c["cell_type"] == "markdown"
+                       and "remove-cell" not in c["metadata"].get("tags", []))
+        dropdowns = len(re.findall(r"^:class:.*\bdropdown\b", md, re.M))
+        text = "\n".join(_src(c) for c in nbs[stem]["cells"])
+        assert text.count('<details class="amp-dropdown">') == dropdowns
+        assert text.count("</details>") == dropdowns
+
+
+def test_numbers_follow_the_book():
+    ctx = prepare.book_context(ROOT / "book")
+    chap = dict(prepare.chapters(ROOT / "book"))
+    assert chap["01_introduction"] == "1" and chap["10_calculator"] == "10"
+    assert ctx.equations["intro-protocol"] == "1.1"
+    assert all(re.fullmatch(r"\d+(\.\d+)?", v) for v in ctx.equations.values())
+    assert ctx.docs["api/index"] != ctx.docs.get("index")      # nested documents keep their path
+    assert ctx.figures["fig-exp-figure2"] == "7.1" and ctx.figures["fig-exp-figure3"] == "7.2"
+    assert ctx.citations["balle2019privacy"] == "Balle et al., 2019"
+    assert ctx.citations["su2025decomposition"] == "Su et al., 2025"
+    feldman = {ctx.citations["feldman2023stronger"], ctx.citations["feldman2023strongercorrected"]}
+    assert feldman == {"Feldman et al., 2023a", "Feldman et al., 2023b"}
+
+
+def test_template_requests_nothing_remote():
+    tdir = ROOT / "scripts" / "live" / "template" / prepare.TEMPLATE_NAME
+    files = list(tdir.rglob("*"))
+    assert {f.name for f in files} >= {"conf.json", "index.html.j2", "tree-lab.html", "tree.html"}
+    for f in files:
+        if f.is_file():
+            assert not re.search(r"(?:https?:)?//[\w.-]+\.\w+/", f.read_text(encoding="utf-8")), f
+    # the lab template's CDN stylesheets live in the one block we replace without super()
+    index = (tdir / "index.html.j2").read_text(encoding="utf-8")
+    assert "{%- block notebook_css -%}" in index and "super.super()" in index
+
+
+def test_makefile_serves_the_app_with_code_hidden():
+    text = (ROOT / "Makefile").read_text(encoding="utf-8")
+    recipe = text[text.index("\nlive:"):]
+    recipe = recipe[:recipe.index("\n\n")]
+    assert "scripts/live/prepare.py" in recipe and "--strip_sources=True" in recipe
+    assert "--template=amp" in recipe and "127.0.0.1" in recipe
+    assert "--Voila.mathjax_url=null" in recipe          # bundled MathJax 3, not cdnjs
+    assert "show_tracebacks=True" not in recipe
+
+
+# -------------------------------------------------------------------- a synthetic chapter
+SYNTH_TOC = """format: jb-book
+root: book/intro
+parts:
+  - caption: Chapters
+    numbered: true
+    chapters:
+      - file: book/01_one
+      - file: book/02_two
+"""
+SYNTH_BIB = """@article{doe2020x, author = {Doe, Jane}, title = {X}, year = {2020}}
+@article{roe2021y, author = {Roe, A. and Poe, B. and Moe, C.}, title = {Y}, year = {2021}}
+"""
+
+
+def _nb(cells):
+    return {"cells": cells, "metadata": {"kernelspec": {"name": "python3"}}, "nbformat": 4,
+            "nbformat_minor": 5}
+
+
+def _md(text, tags=()):
+    return {"cell_type": "markdown", "metadata": {"tags": list(tags)}, "source": text}
+
+
+def _code(text, tags=(), **meta):
+    return {"cell_type": "code", "metadata": {"tags": list(tags), **meta}, "source": text,
+            "outputs": [], "execution_count": None}
+
+
+@pytest.fixture
+def synthetic(tmp_path) -> Path:
+    book = tmp_path / "book"
+    book.mkdir()
+    (tmp_path / "_toc.yml").write_text(SYNTH_TOC)
+    (book / "references.bib").write_text(SYNTH_BIB)
+    (book / "intro.md").write_text("# Preface\n")
+    one = _nb([
+        _md("# Chapter one\n\n- how to test a live app;\n- more\n\n"
+            "$$\nx = 1\n$$ (one-eq)\n\nSee {eq}`one-eq`, {numref}`fig-one`, "
+            "{cite}`doe2020x,roe2021y`, {cite:t}`doe2020x`, {doc}`02_two` and "
+            "[the other chapter](02_two.ipynb#top) and [a file](../README.md); "
+            "code `{eq}` stays."),
+        _code("import math\nvalue = 3", ["remove-cell"]),
+        _code("assert value == 3\nchecked = True", ["remove-cell"]),
+        _code("import random\nrandom.seed(1)", ["remove-cell"]),
+        _code("print(value)", ["hide-output"]),
+        _code("value", ["remove-output"]),
+        _code("plot(value)", mystnb={"figure": {"caption": "A figure, {eq}`one-eq`.",
+                                                "name": "fig-one"}}),
+        _md("```{note}\nRun `make live` to get the widget below.\n```", []),
+        _md("Hidden prose.", ["remove-cell"]),
+        _md("Static only.", ["static-only"]),
+        _code("static_calculator()", ["static-only"]),
+        _code("widgets.eps_vs_n_widget(value)", ["remove-cell", "nbval-ignore-output"]),
+        _md("(sec-ex)=\n## Exercises\n\n```{admonition} Exercise 1.1\nWhy $x$?\n```\n\n"
+            "````{admonition} Solution\n:class: dropdown\nBecause\n\n```{math}\n:label: one-m\n"
+            "y = 2\n```\n\nand {eq}`one-m`, see {ref}`sec-ex`.\n````\n\n"
+            ":::{warning}\nCareful.\n:::"),
+    ])
+    two = _nb([_md("# Chapter two\n\nNo widget here.")])
+    (book / "01_one.ipynb").write_text(json.dumps(one))
+    (book / "02_two.ipynb").write_text(json.dumps(two))
+    return book
+
+
+def test_synthetic_chapter(synthetic, tmp_path):
+    info = prepare.build(synthetic, tmp_path / "out", template=False)
+    assert info["chapters"] == ["01_one"]                    # 02_two has no widget
+    nb = json.loads((tmp_path / "out" / "app" / "01_one.ipynb").read_text())
+    cells = nb["cells"]
+    srcs = [_src(c) for c in cells]
+    text = "\n".join(srcs)
+    first = srcs[0]
+    assert "\\tag{1.1}\n$$" in first and "(one-eq)" not in first
+    assert "See (1.1), Fig. 1.1, [Doe, 2020; Roe et al., 2021], Doe (2020), Chapter two" in first
+    assert "the other chapter and a file;" in first           # not in the app: plain text
+    assert "code `{eq}` stays" in first                       # code spans untouched
+    assert "%%capture\nimport math\nvalue = 3" in srcs       # needed later: runs silently
+    assert "checked" not in text                              # pure check cell: left out
+    assert "%%capture\nimport random\nrandom.seed(1)" in srcs  # side effect: kept
+    assert "%%capture _amp_folded_1\nprint(value)" in srcs
+    assert "_amp_fold_output(_amp_folded_1)" in srcs[srcs.index(
+        "%%capture _amp_folded_1\nprint(value)") + 1]
+    assert "%%capture\nvalue" in srcs
+    cap = srcs[srcs.index("plot(value)") + 1]
+    assert cap.startswith('<div class="amp-caption">') and "**Fig. 1.1.** A figure, (1.1)." in cap
+    assert "make live" not in text and "Hidden prose" not in text
+    assert "Static only" not in text and "static_calculator" not in text
+    widget = [c for c in cells if "widget" in c["metadata"].get("tags", [])]
+    assert [_src(c) for c in widget] == ["widgets.eps_vs_n_widget(value)"]
+    last = srcs[-1]
+    assert '<details class="amp-dropdown">\n<summary><b>Solution</b></summary>' in last
+    assert "$$\ny = 2 \\tag{1.2}\n$$" in last and "and (1.2), see [Exercises](01_one.ipynb#Exercises)." in last
+    assert "**Exercise 1.1**" in last and "(sec-ex)=" not in last
+    assert '<div class="amp-admonition amp-warning">' in last and "Careful." in last
+    assert not any(RAW_MYST.search(s.replace("`{eq}`", "")) for s in srcs
+                   if not s.startswith("%%"))
+    index = _src(json.loads((tmp_path / "out" / "app" / "index.ipynb").read_text())["cells"][0])
+    assert "| [1. Chapter one](01_one.ipynb) | how to test a live app |" in index
+
+
+@pytest.mark.parametrize("text, match", [
+    ("{eq}`nope`", "unknown equation"), ("{cite}`nope`", "unknown citation"),
+    ("{numref}`nope`", "unknown figure"), ("{doc}`nope`", "unknown document"),
+    ("{ref}`nope`", "unknown reference"), ("```{note}\nnever closed", "unclosed"),
+])
+def test_broken_references_raise(text, match):
+    with pytest.raises(myst.MystError, match=match):
+        myst.convert(text, myst.Context())
+
+
+def test_unknown_directive_and_role_become_plain():
+    out = myst.convert("```{epigraph}\nQuote.\n```\n\n{abbr}`LDP (local DP)` and "
+                       "{kbd}`Ctrl` and {math}`x^2`", myst.Context())
+    assert '<div class="amp-admonition">' in out and "**Epigraph**" in out
+    assert "LDP (local DP) and `Ctrl` and $x^2$" in out
+
+
+# ---------------------------------------------------------------------------- slow: Voila
+def _voila() -> Path | None:
+    for cand in (ROOT / ".venv-live" / "bin" / "voila", ROOT / ".venv" / "bin" / "voila"):
+        if cand.exists():
+            return cand
+    found = shutil.which("voila")
+    return Path(found) if found else None
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.slow
+def test_live_server_offline_and_clean(tmp_path):
+    """Serve the app with Voila (as ``make live``) and check it in Chromium: no request
+    leaves 127.0.0.1, no code, no raw MyST, the calculator busy then done."""
+    voila = _voila()
+    if voila is None or not Path("/usr/bin/chromium").exists():
+        pytest.skip("voila (make live) or /usr/bin/chromium not installed")
+    out = tmp_path / "live"
+    prepare.build(ROOT / "book", out)
+    port = _free_port()
+    env = {"JUPYTER_PATH": str(out / "share"), "PATH": str(voila.parent) + ":/usr/bin:/bin",
+           "HOME": str(Path.home())}
+    cmd = [str(voila), str(out / "app"), "--no-browser", f"--port={port}",
+           "--Voila.ip=127.0.0.1", "--template=amp", "--strip_sources=True",
+           "--show_tracebacks=False", "--theme=light", "--Voila.mathjax_url=null",
+           "--Voila.mathjax_config=null"]
+    server = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        for _ in range(60):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.5)
+        run = subprocess.run([sys.executable, str(ROOT / "scripts" / "live" / "check.py"), base,
+                              "--app", str(out / "app"), "--calculator", "--pages", "",
+                              "index.ipynb", "10_calculator.ipynb"],
+                             capture_output=True, text=True, timeout=1200)
+        assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+        assert "external requests: 0" in run.stdout
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
