@@ -246,7 +246,7 @@ def test_synthetic_chapter(synthetic, tmp_path):
     assert not any(RAW_MYST.search(s.replace("`{eq}`", "")) for s in srcs
                    if not s.startswith("%%"))
     index = _src(json.loads((tmp_path / "out" / "app" / "index.ipynb").read_text())["cells"][0])
-    assert "| [1. Chapter one](01_one.ipynb) | how to test a live app |" in index
+    assert "| [1. Chapter one](01_one.ipynb) | the central ε against the number of users n" in index
 
 
 @pytest.mark.parametrize("text, match", [

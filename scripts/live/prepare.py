@@ -46,6 +46,20 @@ TEMPLATE_NAME = "amp"
 REMOVE_CELL, REMOVE_INPUT, REMOVE_OUTPUT = "remove-cell", "remove-input", "remove-output"
 HIDE_OUTPUT = ("hide-output", "hide-cell")
 STATIC_ONLY, LIVE_ONLY = "static-only", "live-only"
+#: What each widget of amp.viz lets the reader do (the landing page's second column); a chapter
+#: whose widget is not listed gets its first learning goal instead.
+WIDGET_LINES = {
+    "eps_vs_n_widget": "the central ε against the number of users n: choose the mechanism, ε₀, "
+                       "the range of n and δ; add certified points",
+    "gparv_widget": "the atoms of the GPARV of a Table 1 mechanism: move ε₀ and ε",
+    "joint_widget": "k-joint versions at a chosen total ε₀ and n: which k is best",
+    "experiments_widget": "one panel of Figures 2 and 3: choose the mechanism, the regime and "
+                          "the groups of curves",
+    "calculator_widget": "the calculator: certified ε for your mechanism, n, δ and ε₀, or the "
+                         "largest ε₀ for a target (ε, δ), with the equivalent command line",
+    "rounds_widget": "many rounds and sampled clients: amp's certified band for another "
+                     "mechanism, ε₀, n and sampling rate",
+}
 
 __all__ = ["book_context", "is_widget_cell", "prepare_notebook", "landing_page", "build", "main"]
 
@@ -176,21 +190,22 @@ def _python(source: str) -> ast.Module | None:
         return None
 
 
+def _widget_name(cell: dict) -> str:
+    tree = _python(_source(cell))
+    last = tree.body[-1] if tree is not None and tree.body else None
+    if not (isinstance(last, ast.Expr) and isinstance(last.value, ast.Call)):
+        return ""
+    f = last.value.func
+    return f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+
+
 def is_widget_cell(cell: dict) -> bool:
     """A code cell whose last statement calls ``*_widget(...)``, or tagged ``live-only``."""
     if cell["cell_type"] != "code":
         return False
     if LIVE_ONLY in _tags(cell):
         return True
-    tree = _python(_source(cell))
-    if tree is None or not tree.body:
-        return False
-    last = tree.body[-1]
-    if not (isinstance(last, ast.Expr) and isinstance(last.value, ast.Call)):
-        return False
-    f = last.value.func
-    name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
-    return name.endswith("_widget")
+    return _widget_name(cell).endswith("_widget")
 
 
 def _names(tree: ast.Module) -> tuple[set, set]:
@@ -373,10 +388,12 @@ def _summary(nb: dict) -> str:
 def landing_page(entries: list[tuple[str, str | None, str, str]], ctx: Context) -> dict:
     """``index.ipynb``: one line per interactive chapter ``(stem, number, title, line)``."""
     lines = ["# Privacy amplification by shuffling: the live book", "",
-             "Interactive chapters of the book, each with a live kernel: move the controls and "
-             "the figures and certified bounds are recomputed on this machine. Code is hidden; "
-             "everything runs locally (nothing is requested from the internet).", "",
-             "| chapter | what you can do there |", "| --- | --- |"]
+             "The interactive chapters of the book, each with a live kernel: move the controls "
+             "and the figures and certified bounds are recomputed on this machine. Code is "
+             "hidden; everything runs locally (nothing is requested from the internet). A "
+             "chapter takes a few seconds to open (up to two minutes for chapter 11, which "
+             "computes its figures).", "",
+             "| chapter | interactive part |", "| --- | --- |"]
     for stem, number, title, line in entries:
         label = f"{number}. {title}" if number else title
         lines.append(f"| [{label}]({stem}.ipynb) | {convert(line, ctx)} |")
@@ -416,7 +433,9 @@ def build(book: Path, out: Path, *, template: bool = True) -> dict:
             raise MystError(f"{stem}: {exc}") from None
         (app_dir / f"{stem}.ipynb").write_text(json.dumps(app_nb, indent=1, ensure_ascii=False)
                                                + "\n", encoding="utf-8")
-        entries.append((stem, number, ctx.docs.get(stem, stem), _summary(nb)))
+        names = [_widget_name(c) for c in nb["cells"] if is_widget_cell(c)]
+        line = "; ".join(WIDGET_LINES[w] for w in names if w in WIDGET_LINES) or _summary(nb)
+        entries.append((stem, number, ctx.docs.get(stem, stem), line))
     (app_dir / "index.ipynb").write_text(json.dumps(landing_page(entries, ctx), indent=1,
                                                     ensure_ascii=False) + "\n", encoding="utf-8")
     for name in ("data", "_static"):           # relative paths read by chapters keep working
