@@ -77,6 +77,8 @@ def test_no_visible_code_and_no_raw_myst(app):
                 m = RAW_MYST.search(text)
                 assert m is None, (stem, m.group(0), text[max(0, m.start() - 80):m.end() + 80])
             assert cell["id"].startswith("amp-live-")
+        if stem != "index":
+            assert 'href="index.ipynb"' in _src(nb["cells"][0])    # back to the landing page
 
 
 def test_widget_cells_kept_checks_removed(app):
@@ -220,7 +222,8 @@ def test_synthetic_chapter(synthetic, tmp_path):
     cells = nb["cells"]
     srcs = [_src(c) for c in cells]
     text = "\n".join(srcs)
-    first = srcs[0]
+    assert 'href="index.ipynb"' in srcs[0]
+    first = srcs[1]
     assert "\\tag{1.1}\n$$" in first and "(one-eq)" not in first
     assert "See (1.1), Fig. 1.1, [Doe, 2020; Roe et al., 2021], Doe (2020), Chapter two" in first
     assert "the other chapter and a file;" in first           # not in the app: plain text

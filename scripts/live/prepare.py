@@ -431,6 +431,11 @@ def build(book: Path, out: Path, *, template: bool = True) -> dict:
             app_nb = prepare_notebook(nb, ctx)
         except MystError as exc:
             raise MystError(f"{stem}: {exc}") from None
+        back = _markdown('<p class="amp-live-note"><a href="index.ipynb">&larr; all interactive '
+                         f"chapters</a> &middot; live version of chapter {number or ''} of the "
+                         "book (code hidden)</p>")
+        back["id"] = "amp-live-back"
+        app_nb["cells"].insert(0, back)
         (app_dir / f"{stem}.ipynb").write_text(json.dumps(app_nb, indent=1, ensure_ascii=False)
                                                + "\n", encoding="utf-8")
         names = [_widget_name(c) for c in nb["cells"] if is_widget_cell(c)]
