@@ -60,7 +60,8 @@ def main() -> int:
         f"values in [{eps0s[0]:g}, {eps0s[-1]:g}] = {len(ns) * len(eps0s)} points, "
         f"eps(delta={a.delta:g}), Theorem 4 upper bound, rel_tol 1e-4")
     say(f"machine: {os.cpu_count()} cores, Python {platform.python_version()}, amp "
-        f"{amp.__version__}; workers = {a.workers}")
+        f"{amp.__version__}; workers = {a.workers}; load average at start "
+        f"{os.getloadavg()[0]:.1f} (other processes share the cores: speed-ups need idle ones)")
 
     t0 = time.perf_counter()
     serial = amp.sweep("krr", **kw, executor=None)
@@ -87,6 +88,7 @@ def main() -> int:
     say(f"{'Dask LocalCluster, incl. cluster start-up':<44} {t_dask_total:8.2f} "
         f"{t_serial / t_dask_total:9.2f}   (start-up {t_start:.2f} s)")
 
+    say(f"load average at end {os.getloadavg()[0]:.1f}")
     same_pool = pooled == serial and pooled.to_csv() == serial.to_csv()
     same_dask = dasked == serial and dasked.to_csv() == serial.to_csv()
     say()
