@@ -333,7 +333,8 @@ def sweep(mechanism: str | Sequence, n: int | Iterable[int], eps0: float | Itera
         :class:`~concurrent.futures.ProcessPoolExecutor` of ``workers`` processes (default
         ``os.cpu_count()``) created and shut down by this call; ``None`` the calling process,
         serially; or any executor you own (not shut down), e.g. Dask's
-        ``Client(...).get_executor()`` (see :func:`amp.sweep.dask_executor`).
+        ``Client(...).get_executor()`` (see :func:`amp.sweep.dask_executor`). Use processes:
+        threads of one process share its BLAS thread setting, which each task pins to 1.
     workers : int, optional
         Size of the default process pool; ``workers=1`` runs serially in-process.
     progress : callable, optional

@@ -137,10 +137,16 @@ def test_method_option_forces_and_reports_the_path(capsys):
     auto = json.loads(capsys.readouterr().out)
     assert auto["method"] == "structured"
     assert auto["bracket"][0] <= fft["bracket"][1] and fft["bracket"][0] <= auto["bracket"][1]
-    # structured needs the Table 1 shape: the Theorem 5 law does not have it
-    assert main(["delta", "-m", "krr", "--k", "10", "--eps0", "4", "--n", "2000", "--eps",
-                 "0.5", "--bound", "lower", "--method", "structured"]) == 2
-    assert "structured" in capsys.readouterr().err
+    # the Theorem 5 laws of Table 1 rows have a structured path too (issue 12 part 3): its
+    # bracket and the FFT's enclose the same exact value
+    low = {}
+    for m in ("structured", "fft"):
+        assert main(["delta", "-m", "krr", "--k", "10", "--eps0", "4", "--n", "2000", "--eps",
+                     "0.5", "--bound", "lower", "--method", m, "--json"]) == 0
+        low[m] = json.loads(capsys.readouterr().out)
+        assert low[m]["method"] == m
+    (a, b), (c, d) = low["structured"]["bracket"], low["fft"]["bracket"]
+    assert max(a, c) <= min(b, d)
     assert main(["delta", "-m", "krr", "--k", "10", "--eps0", "4", "--n", "2000", "--eps",
                  "0.5", "--bound", "hoeffding", "--method", "fft"]) == 2
 
