@@ -11,7 +11,8 @@ bisection so that the matrix's eps0 (``amp.mechanisms.base.matrix_eps0``, the ma
 columns of ``log max/min``) is 2 (to ~1e-12; printed). Each row is one fresh
 ``amp.epsilon(MatrixMechanism(P), n, delta)`` (default accuracy, relative width <= 1e-4), run
 pruned (the library's path) and, for the sizes in ``--exhaustive``, with every pair law
-searched (``amp.epsilon_for`` of a profile given all the laws: the path before pruning). Printed
+searched in full (``amp.inversion.epsilon_of_curve`` per law, ends combined by max: the path
+before pruning; :func:`exhaustive`). Printed
 per row: wall time, the certified bracket, pairs total / pruned by Chernoff / pruned by a coarse
 bracket / refined, the worst pair, and the process's peak resident memory so far
 (``resource.getrusage``, ru_maxrss). ``--workers N`` runs the pair evaluations through a
@@ -30,6 +31,8 @@ from concurrent.futures import ProcessPoolExecutor
 import numpy as np
 
 import amp
+from amp.backends.dispatch import LawDelta
+from amp.inversion import epsilon_of_curve
 from amp.mechanisms.base import matrix_eps0
 
 
@@ -46,6 +49,18 @@ def random_ldp_matrix(d: int, seed: int = 0, eps0: float = 2.0) -> np.ndarray:
         t = 0.5 * (lo + hi)
         lo, hi = (lo, t) if matrix_eps0(mk(t)) > eps0 else (t, hi)
     return mk(lo)
+
+
+def exhaustive(mech: amp.MatrixMechanism, n: int, delta: float) -> tuple[amp.Bound, int]:
+    """Every pair law searched (:func:`amp.inversion.epsilon_of_curve`, no pruning of any
+    kind), the brackets' ends combined by max: the path before pruning."""
+    parts = []
+    laws = mech.gparv_laws()
+    for law in laws:
+        c = LawDelta(law, n)
+        parts.append(epsilon_of_curve(c, delta, c.max_eps, n=n, mechanism=law.label))
+    return amp.Bound("eps", max(p.lower for p in parts), max(p.upper for p in parts),
+                     parts=tuple(parts)), len(laws)
 
 
 def peak_mb() -> float:
@@ -82,12 +97,11 @@ def main() -> int:
                   f"{str(det['worst_pair']):>10} {peak_mb():8.0f}", flush=True)
             if d in args.exhaustive:
                 t0 = time.perf_counter()
-                prof = amp.PrivacyProfile(mech, args.n, laws=mech.gparv_laws())
-                e = amp.epsilon_for(prof, args.delta)
+                e, laws = exhaustive(mech, args.n, args.delta)
                 dt = time.perf_counter() - t0
                 worst = max(e.parts, key=lambda p: p.upper).mechanism.split("pair ")[-1]
                 print(f"{d:>4} {'exhaustive':>10} {dt:8.1f}  {e.value:.8f} [{e.lower:.8f}, "
-                      f"{e.upper:.8f}] {len(prof.laws):>6} {0:>6} {0:>6} {len(prof.laws):>6} "
+                      f"{e.upper:.8f}] {laws:>6} {0:>6} {0:>6} {laws:>6} "
                       f"{worst:>10} {peak_mb():8.0f}", flush=True)
                 same = abs(e.upper - r.upper) <= 1e-4 * e.upper
                 overlap = r.lower <= e.upper and e.lower <= r.upper
