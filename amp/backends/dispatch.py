@@ -95,7 +95,6 @@ class LawDelta:
         self.method = method
         self.max_points = V.int_at_least("max_points", max_points, 16)
         self._structured: StructuredBackend | None = None
-        self._fft_step = 1.25          # learned first-step factor of the FFT (x 0.8 = 1)
         if method in ("auto", "structured") and self.n > 1:
             if supports(law):
                 self._structured = StructuredBackend(law, self.n)
@@ -216,11 +215,7 @@ class LawDelta:
                 lo, up = widen(small.lower, small.upper, floor)
                 return replace(small, lower=lo, upper=up, details={"floor": floor_width})
         try:
-            # the first grid step learns from the previous evaluations of this law (0.8: a
-            # margin so that one FFT usually suffices); only the cost depends on it
-            r = fft_delta(g, p, n, eps, rel_tol, self.max_points, law.label, abs_tol, mag,
-                          step_factor=0.8 * self._fft_step)
-            self._fft_step = float(r.details.get("step_factor", self._fft_step / 0.8))
+            r = fft_delta(g, p, n, eps, rel_tol, self.max_points, law.label, abs_tol, mag)
         except NumericalError:
             if method == "auto" and n_compositions(n, k) <= EXACT_FALLBACK_COMPOSITIONS:
                 return self._exact(eps, g, p, floor, floor_width)

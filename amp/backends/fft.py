@@ -61,18 +61,13 @@ def _result(eps, n, lower, upper, label, grid_step=None, points=None, details=No
 
 
 def fft_delta(g: np.ndarray, p: np.ndarray, n: int, eps: float, rel_tol: float,
-              max_points: int, label: str, abs_tol: float, mag: np.ndarray,
-              step_factor: float = 1.0) -> Bound:
+              max_points: int, label: str, abs_tol: float, mag: np.ndarray) -> Bound:
     """Certified ``[lower, upper]`` of ``E[(G_1 + ... + G_n)_+] / n`` for the float atoms ``g``
     (probabilities ``p``) at ``eps``: shrink the grid step until the bracket's relative width is
     ``<= rel_tol`` (or its absolute width ``<= abs_tol``).
 
-    ``mag`` holds ``|a| + e^eps |b|`` per atom (for the rounding slack). ``step_factor``
-    scales the first grid step of the heuristic below (a caller that has seen how wide the
-    brackets of this law came out passes what it learned; only the cost depends on it, every
-    step gives a certified bracket). ``details["step_factor"]`` is the factor a next call
-    should pass (the step that would just have met ``rel_tol``, over the heuristic's). Raises :class:`~amp.core.errors.NumericalError` when that needs more than
-    ``max_points``."""
+    ``mag`` holds ``|a| + e^eps |b|`` per atom (for the rounding slack). Raises
+    :class:`~amp.core.errors.NumericalError` when that needs more than ``max_points``."""
     keep = p > 0
     g, p, mag = g[keep], p[keep], mag[keep]
     # continuous saddle point and tilted spread, to pick the first grid step
@@ -82,8 +77,7 @@ def fft_delta(g: np.ndarray, p: np.ndarray, n: int, eps: float, rel_tol: float,
     mu = float(np.dot(w, g))
     sd = math.sqrt(max(float(np.dot(w, (g - mu) ** 2)), 1e-300))
     scale2 = n * theta_c ** 2 + 1.0 / sd ** 2
-    base = min(math.sqrt(rel_tol / (8.0 * scale2)), sd / 4)
-    step = base * min(max(step_factor, 1e-3), 1e3)
+    step = min(math.sqrt(rel_tol / (8.0 * scale2)), sd / 4)
     last = None
     for _ in range(12):
         res = _fft_once(g, p, n, eps, step, max_points, label, mag)
@@ -91,10 +85,6 @@ def fft_delta(g: np.ndarray, p: np.ndarray, n: int, eps: float, rel_tol: float,
             break
         last = res
         if res.upper == 0 or res.rel_width <= rel_tol or res.upper - res.lower <= abs_tol:
-            # width ~ step^2: the step that would just meet rel_tol, relative to `base`
-            w = res.rel_width
-            ideal = step * min(math.sqrt(rel_tol / w), 3.0) if w > 0 else step
-            res.details["step_factor"] = ideal / base
             return res
         # width ~ step^2: shrink accordingly (with margin)
         ratio = res.rel_width / rel_tol
