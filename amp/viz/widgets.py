@@ -462,7 +462,8 @@ def calculator_widget():
                             + "<br>".join(html.escape(x) for x in str(exc).split("\n"))
                             + "</span>")
         except AmpError as exc:
-            status.value = f"<span style='color:#b00020'><b>error:</b> {html.escape(str(exc))}</span>"
+            status.value = ("<span style='color:#b00020'><b>error:</b> "
+                            f"{html.escape(str(exc))}</span>")
         finally:
             for b in buttons:
                 b.disabled = False

@@ -42,7 +42,7 @@ def check_page(browser, base: str, path: str, shots: Path | None, name: str | No
 
     def route(r):
         url = r.request.url
-        if url.startswith(origin + "/") or url.startswith(("data:", "blob:", "about:", "ws://127.0.0.1")):
+        if url.startswith((origin + "/", "data:", "blob:", "about:", "ws://127.0.0.1")):
             r.continue_()
         else:
             rep["external"].append(url)
@@ -74,7 +74,9 @@ def check_page(browser, base: str, path: str, shots: Path | None, name: str | No
     if "$" in text and re.search(r"\$[^$\n]{1,80}[\\^_][^$\n]{0,80}\$", text):
         rep["problems"].append("math left untypeset ($...$ in the text)")
     rep["math_elements"] = page.locator("mjx-container, .MathJax").count()
-    rep["error_outputs"] = page.locator(".jp-RenderedText[data-mime-type='application/vnd.jupyter.stderr'], .jp-OutputArea-output .jp-RenderedText pre:has-text('Traceback')").count()
+    rep["error_outputs"] = page.locator(
+        ".jp-RenderedText[data-mime-type='application/vnd.jupyter.stderr'], "
+        ".jp-OutputArea-output .jp-RenderedText pre:has-text('Traceback')").count()
     for bad in ("Traceback", "Error executing cell", "There was an error when executing"):
         if bad in text:
             rep["problems"].append(f"page shows {bad!r}")
@@ -83,6 +85,13 @@ def check_page(browser, base: str, path: str, shots: Path | None, name: str | No
         f = shots / f"live_{name or Path(path or 'root').stem}.png"
         page.screenshot(path=str(f), full_page=False)
         rep["screenshots"].append(str(f))
+        widget = page.locator(".jupyter-widgets.widget-interact, .jupyter-widgets.widget-vbox")
+        if widget.count():
+            widget.first.scroll_into_view_if_needed()
+            page.wait_for_timeout(500)
+            f = shots / f"live_{name or Path(path or 'root').stem}_widget.png"
+            page.screenshot(path=str(f), full_page=False)
+            rep["screenshots"].append(str(f))
     if calculator:
         calc = ask_calculator(page, shots)
         rep.update(calc)
@@ -100,7 +109,7 @@ def ask_calculator(page, shots: Path | None) -> dict:
     field.fill("1e7")
     field.press("Enter")
     button = page.locator("button:has-text('certified ε for ε₀')")
-    button.scroll_into_view_if_needed()
+    page.locator(".jupyter-widgets.widget-vbox").first.scroll_into_view_if_needed()
     button.click()
     page.wait_for_selector("text=computing", timeout=30_000)
     busy_disabled = button.is_disabled()

@@ -295,7 +295,8 @@ def _droppable(tree: ast.Module | None, needed: set) -> bool:
 
 
 def _code(source: str, tags: list | None = None) -> dict:
-    return {"cell_type": "code", "id": "", "execution_count": None, "outputs": [], "source": source,
+    return {"cell_type": "code", "id": "", "execution_count": None, "outputs": [],
+            "source": source,
             "metadata": {"tags": tags or [], "jupyter": {"source_hidden": True}}}
 
 
