@@ -20,7 +20,8 @@ than one :class:`~amp.mechanisms.gparv.GPARV` and one full evaluation per pair,
 
 :func:`delta_max` is the pruned maximum at one ``eps``: rank, refine the top pair, drop every
 pair whose Chernoff bound (then whose coarse certified bracket) is at most the refined upper
-end, refine the survivors (optionally through an ``executor``). The eps search over pairs is in :mod:`amp.pairsearch`.
+end, refine the survivors (optionally through an ``executor``). The eps search over pairs is
+in :mod:`amp.pairsearch`.
 """
 
 from __future__ import annotations
@@ -122,22 +123,42 @@ class PairSet:
         self.pairs = self._distinct(np.stack([ii, jj], axis=1))
 
     def _distinct(self, pairs: np.ndarray) -> np.ndarray:
-        """First pair of each class of equal laws (atoms sorted, compared exactly)."""
-        seen: set[bytes] = set()
-        keep = []
-        step = max(1, CHUNK_ELEMENTS // max(1, self.merged_outputs))
+        """First pair of each class of equal laws (atoms sorted, compared exactly).
+
+        A fingerprint (three random projections of the sorted atoms and masses) finds the
+        candidates: equal laws have equal sorted arrays, and the full arrays decide within a
+        group of equal fingerprints (a rounding difference can only split a class, which
+        keeps a law twice, never merge two different laws)."""
+        m = self.merged_outputs
+        W = np.random.default_rng(0).uniform(0.5, 1.5, size=(3, m))
+        fp = np.empty((len(pairs), 3))
+        step = max(1, CHUNK_ELEMENTS // max(1, m))
         for s in range(0, len(pairs), step):
             pr = pairs[s:s + step]
             z = self.R[pr[:, 0]] + 1j * self.R[pr[:, 1]]
             o = np.argsort(z, axis=1, kind="stable")
             zs = np.take_along_axis(z, o, axis=1)
-            ps = self.c[o]
-            for k in range(len(pr)):
-                key = zs[k].tobytes() + ps[k].tobytes()
-                if key not in seen:
-                    seen.add(key)
-                    keep.append(s + k)
-        return pairs[np.asarray(keep, dtype=np.int64)]
+            fp[s:s + len(pr)] = np.stack([zs.real @ W[0], zs.imag @ W[1],
+                                          self.c[o] @ W[2]], axis=1)
+        _, first, inv, counts = np.unique(fp, axis=0, return_index=True,
+                                          return_inverse=True, return_counts=True)
+        inv = np.asarray(inv).ravel()
+        keep = set(int(i) for i in first[counts == 1])
+        members = np.split(np.argsort(inv, kind="stable"), np.cumsum(counts)[:-1])
+        for g in np.flatnonzero(counts > 1):
+            reps: list[tuple[int, bytes]] = []
+            for k in members[g]:
+                key = self._key(pairs[k])
+                if not any(key == rk for _, rk in reps):
+                    reps.append((int(k), key))
+            keep.update(k for k, _ in reps)
+        return pairs[np.asarray(sorted(keep), dtype=np.int64)]
+
+    def _key(self, pair: np.ndarray) -> bytes:
+        """The law of ``pair`` as bytes: atoms ``(a, b)`` sorted, then their masses."""
+        z = self.R[pair[0]] + 1j * self.R[pair[1]]
+        o = np.argsort(z, kind="stable")
+        return z[o].tobytes() + self.c[o].tobytes()
 
     def __len__(self) -> int:
         return len(self.pairs)
