@@ -49,6 +49,9 @@ def check_page(browser, base: str, path: str, shots: Path | None, name: str | No
             r.abort()
 
     page.route("**/*", route)
+    host = urlsplit(base).netloc                  # websockets are not routed: logged here
+    page.on("websocket", lambda ws: urlsplit(ws.url).netloc != host
+            and rep["external"].append(ws.url))
     page.on("request", lambda req: rep.__setitem__("requests", rep["requests"] + 1))
     page.on("console", lambda m: m.type == "error" and rep["console_errors"].append(m.text))
     page.on("pageerror", lambda e: rep["page_errors"].append(str(e)))
