@@ -352,12 +352,23 @@ class _Search:
             x = root + toward_good * self.rel_tol * frac * abs(root)
             if not self.inside(x):
                 return
-            # aim at rel_tol (narrower structured plans can cost a second or more)
+            # aim at rel_tol (narrower structured plans can cost a second or more); where
+            # narrow brackets are cheap, one retry resolves what the point's distance to the
+            # root needs (that distance times the slope |d log F / d log x|)
             tol = min(self.tol, max(1e-6, self.rel_tol))
-            try:
-                r = self.eval(x, tol)
-            except NumericalError:
-                return
+            retries = 1 if self.cheap else 0
+            while True:
+                try:
+                    r = self.eval(x, tol)
+                except NumericalError:
+                    return
+                if r.upper <= self.target or r.lower > self.target or retries == 0:
+                    break
+                retries -= 1
+                need = max(1e-6, 0.3 * self.rel_tol * frac * self._slope())
+                if need >= tol:
+                    break
+                tol = need
             if r.upper <= self.target:
                 self.good = x
             elif r.lower > self.target:
@@ -368,6 +379,14 @@ class _Search:
                 stages.pop(0)           # the answer moved; else aim again from a better root
 
     # -- estimates -----------------------------------------------------------------------
+    def _slope(self) -> float:
+        """``|d log F / d log x|`` through the two latest points (10 when unknown)."""
+        if len(self.pts) >= 2:
+            (x1, y1), (x2, y2) = self.pts[-2], self.pts[-1]
+            if x1 > 0 and x2 > 0 and x1 != x2 and y1 != y2:
+                return abs((y2 - y1) / (math.log(x2) - math.log(x1)))
+        return 10.0
+
     def _secant(self) -> float | None:
         """Secant root of ``log F - log target`` through the two latest points inside the
         bracket (or at its ends); ``None`` when there is none."""
