@@ -193,23 +193,24 @@ def _answer(name: str, params: tuple, eps0: float, n: int, bound: str, method: s
     out: list[dict] = []
     try:
         mech = registry.make(name, eps0, **dict(params))
-        shared = PrivacyProfile(mech, n, bound=bound, method=method)
     except POINT_ERRORS as exc:     # the whole group fails alike (e.g. a refused domain)
         return [_failed(exc) for _ in values]
-    for i, v in enumerate(values):
+
+    def fresh(eps_hint: float | None = None) -> PrivacyProfile:
+        return PrivacyProfile(mech, n, bound=bound, method=method, eps_hint=eps_hint)
+
+    shared: PrivacyProfile | None = None
+    for v in values:
         try:
-            if given == "delta":
-                prof = shared if (reuse or i == 0) else PrivacyProfile(
-                    mech, n, bound=bound, method=method)
-                b = epsilon_for(prof, v, rel_tol=rel_tol)
+            if given == "eps" and bound == "lower":
+                prof = fresh(v)   # as amp.delta: a Theorem 5 pair picked at eps (finite forms)
+            elif reuse:
+                shared = shared if shared is not None else fresh()
+                prof = shared
             else:
-                # as amp.delta: the Theorem 5 pair of a finite asymmetric form is picked at eps
-                if bound == "lower":
-                    prof = PrivacyProfile(mech, n, bound=bound, method=method, eps_hint=v)
-                else:
-                    prof = shared if (reuse or i == 0) else PrivacyProfile(
-                        mech, n, bound=bound, method=method)
-                b = prof.delta(v, rel_tol=rel_tol)
+                prof = fresh()
+            b = (epsilon_for(prof, v, rel_tol=rel_tol) if given == "delta"
+                 else prof.delta(v, rel_tol=rel_tol))
             out.append({"value": b.value, "lower": b.lower, "upper": b.upper,
                         "method": b.method, "error": None})
         except POINT_ERRORS as exc:

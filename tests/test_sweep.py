@@ -116,8 +116,8 @@ def test_reused_profiles_give_certified_brackets_of_the_same_value(serial):
 
 
 def test_delta_sweep_rows_equal_amp_delta_both_bounds():
-    t = amp.sweep(["rappor", ("krr", {"k": 5})], n=[200], eps0=[2.0], eps=[0.0, 0.3],
-                  bound=["upper", "lower"], executor=None)
+    t = amp.sweep(["rappor", ("krr", {"k": 5}), ("blh", {"d": 6})], n=[200], eps0=[2.0],
+                  eps=[0.0, 0.3], bound=["upper", "lower"], executor=None)
     assert t.given == "eps" and {r["quantity"] for r in t} == {"delta"}
     for r in t:
         with threadpool_limits(limits=1, user_api="blas"):     # as the sweep's tasks
