@@ -92,6 +92,7 @@ install-check:
 # scripts/live/prepare.py writes $(LIVE_DIR)/app (the interactive chapters with MyST converted,
 # removed cells removed, and a landing page index.ipynb) and the Voila template "amp" (no CDN).
 # --Voila.mathjax_url=null: Voila's frontend then uses its bundled MathJax 3 instead of cdnjs.
+# Culling: the kernel of a page left open without a connection stops after 10 idle minutes.
 # Check a running server: .venv/bin/python scripts/live/check.py http://127.0.0.1:$(LIVE_PORT)
 live: $(LIVE_STAMP)
 	$(LIVE_BIN)/python scripts/live/prepare.py --out $(LIVE_DIR)
@@ -99,7 +100,8 @@ live: $(LIVE_STAMP)
 	JUPYTER_PATH=$(CURDIR)/$(LIVE_DIR)/share $(LIVE_BIN)/voila $(LIVE_DIR)/app --no-browser \
 		--port=$(LIVE_PORT) --Voila.ip=127.0.0.1 --template=amp --strip_sources=True \
 		--show_tracebacks=False --theme=light --Voila.mathjax_url=null \
-		--Voila.mathjax_config=null
+		--Voila.mathjax_config=null --MappingKernelManager.cull_interval=60 \
+		--MappingKernelManager.cull_idle_timeout=600
 
 clean:
 	rm -rf _build artifacts

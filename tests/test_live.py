@@ -148,6 +148,7 @@ def test_makefile_serves_the_app_with_code_hidden():
     assert "--template=amp" in recipe and "127.0.0.1" in recipe
     assert "--Voila.mathjax_url=null" in recipe          # bundled MathJax 3, not cdnjs
     assert "show_tracebacks=True" not in recipe
+    assert "cull_idle_timeout" in recipe              # pages left open do not pile up kernels
 
 
 # -------------------------------------------------------------------- a synthetic chapter
