@@ -271,6 +271,23 @@ def test_unknown_directive_and_role_become_plain():
     assert "LDP (local DP) and `Ctrl` and $x^2$" in out
 
 
+# ------------------------------------------------------------------ slow: the app notebooks run
+@pytest.mark.slow
+@pytest.mark.parametrize("stem", _book_interactive())
+def test_app_notebook_runs(app, stem):
+    """Every app notebook runs top to bottom: the removed cells that were left out were not
+    needed (nbclient, the kernel of this environment; no Voila)."""
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    nb = nbformat.read(app / f"{stem}.ipynb", as_version=4)
+    client = nbclient.NotebookClient(nb, timeout=900, kernel_name="python3",
+                                     resources={"metadata": {"path": str(app)}})
+    client.execute()
+    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+              if o.get("output_type") == "error"]
+    assert not errors
+
+
 # ---------------------------------------------------------------------------- slow: Voila
 def _voila() -> Path | None:
     for cand in (ROOT / ".venv-live" / "bin" / "voila", ROOT / ".venv" / "bin" / "voila"):
