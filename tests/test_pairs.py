@@ -8,6 +8,7 @@ no FFT, no Chernoff, no pruning) and the exact shuffled divergence of explicit d
 from __future__ import annotations
 
 import math
+import multiprocessing
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 
 import numpy as np
@@ -232,7 +233,8 @@ def mech6():
 def test_executor_gives_identical_results(mech6, kind):
     serial_eps = amp.epsilon(mech6, 3000, 1e-6)
     serial_delta = amp.delta(mech6, 3000, serial_eps.upper * 0.95)
-    pool = ThreadPoolExecutor(2) if kind == "thread" else ProcessPoolExecutor(2)
+    pool = ThreadPoolExecutor(2) if kind == "thread" else ProcessPoolExecutor(
+        2, mp_context=multiprocessing.get_context("spawn"))    # no fork of a threaded process
     with pool as ex:
         par_eps = amp.epsilon(mech6, 3000, 1e-6, executor=ex)
         par_delta = amp.delta(mech6, 3000, serial_eps.upper * 0.95, executor=ex)
