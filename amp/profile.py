@@ -219,9 +219,10 @@ class PrivacyProfile:
     @property
     def laws(self) -> list[GPARV]:
         """The laws whose maximum is the profile (a matrix's pair laws: built on access)."""
-        if self._laws is None:
-            assert self.pairs is not None
+        if self._laws is None and self.pairs is not None:
             self._laws = [self.pairs.law(k) for k in range(len(self.pairs))]
+        if self._laws is None:
+            raise ParameterError("the profile has no laws")     # unreachable by construction
         return self._laws
 
     @property
