@@ -196,7 +196,8 @@ def test_calculator_cli_line_with_unrounded_delta():
 def _calculator():
     pytest.importorskip("ipywidgets")
     c = widgets.calculator_widget()
-    fields = {w.description: w for box in c.children[:4] for w in box.children}
+    fields = {w.description.split(" ")[0] if w.description.startswith("with") else
+              w.description: w for box in c.children[:4] for w in box.children}
     return c, fields
 
 
@@ -218,7 +219,12 @@ def test_calculator_busy_state_and_upper_first(monkeypatch):
         assert d1 and d2 and "computing" in st                  # busy while computing
     assert seen[0][4] == "" and seen[1][4].startswith("<b>ε ≤ ")  # upper shown before lower
     assert not f["certified ε for ε₀"].disabled and not f["largest ε₀ for target ε"].disabled
-    assert status.value.startswith("done in")
+    assert status.value.startswith("done in") and not f["with"].disabled
+    seen.clear()
+    f["with"].value = False                                      # upper bound only
+    c.run("eps")
+    assert [s[0] for s in seen] == ["upper"] and "Theorem 5" not in result.value
+    assert f["with"].disabled is False
     up = real(widgets.calculator_inputs("k-RR", "10", "1000", "1e-6", eps0="4"), "upper")[0]
     assert f"ε ≤ {widgets.round_out(up.value, 'up')}" in result.value
     assert "python -m amp epsilon --mechanism krr --k 10 --eps0 4 --n 1000 --delta 1e-6" \

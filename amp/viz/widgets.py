@@ -395,7 +395,7 @@ def calculator_widget():
     """The practitioner's calculator of Chapter 10 (needs a kernel; one click per question).
 
     Certified ``eps`` for ``(mechanism, n, delta, eps0)`` (:func:`amp.epsilon`; the upper
-    bound first, then Theorem 5's lower bound), or the largest ``eps0`` meeting a target
+    bound first, then, unless unticked, Theorem 5's lower bound), or the largest ``eps0`` meeting a target
     ``(eps, delta)`` (:func:`amp.calibrate_eps0`). Inputs are text: faulty ones are refused
     with a message (:func:`calculator_inputs`); while a question runs the buttons are disabled
     and the status says so. Each answer comes with the ``python -m amp`` line that computes the
@@ -414,6 +414,8 @@ def calculator_widget():
                             layout=widgets.Layout(width="220px"))
     go_eps0 = widgets.Button(description="largest ε₀ for target ε",
                              layout=widgets.Layout(width="220px"))
+    with_lower = widgets.Checkbox(value=True, indent=False,
+                                  description="with Theorem 5's lower bound (slower for n > 1e8)")
     status = widgets.HTML(value="")
     result = widgets.HTML(value="")
     hint = widgets.HTML(
@@ -421,7 +423,7 @@ def calculator_widget():
         "(blank: the Table 1 form). <b>n</b> accepts 10000, 10,000, 1e6 or 10**6; <b>δ</b> "
         "accepts 1e-6 or 10**-6. Certified values are shown rounded outwards (an upper bound up, "
         "a lower bound down).</small>")
-    buttons = (go_eps, go_eps0)
+    buttons = (go_eps, go_eps0, with_lower)
 
     def code(line: str) -> str:
         return f"<code style='font-size:85%'>{html.escape(line)}</code>"
@@ -445,10 +447,11 @@ def calculator_widget():
                 rows += [f"<b>ε ≤ {round_out(up.value, 'up')}</b> &nbsp; certified upper bound "
                          f"(Theorem 4) for {head}", code(line)]
                 result.value = "<br>".join(rows)
-                status.value = "<b>computing…</b> the Theorem 5 lower bound"
-                lo, line = calculator_answer(q, "lower")
-                rows += [f"ε ≥ {round_out(lo.value, 'down')} &nbsp; Theorem 5 lower bound: no "
-                         "analysis can certify less", code(line)]
+                if with_lower.value:
+                    status.value = "<b>computing…</b> the Theorem 5 lower bound"
+                    lo, line = calculator_answer(q, "lower")
+                    rows += [f"ε ≥ {round_out(lo.value, 'down')} &nbsp; Theorem 5 lower bound: "
+                             "no analysis can certify less", code(line)]
             else:
                 r, line = calculator_answer(q, "eps0")
                 rows += [f"<b>ε₀ = {round_out(r.value, 'down', 4)}</b> &nbsp; largest certified "
@@ -471,7 +474,7 @@ def calculator_widget():
     go_eps.on_click(lambda _: run("eps"))
     go_eps0.on_click(lambda _: run("eps0"))
     box = widgets.VBox([widgets.HBox([mech, size]), widgets.HBox([n, delta]),
-                        widgets.HBox([eps0, go_eps]), widgets.HBox([target, go_eps0]),
-                        hint, status, result])
+                        widgets.HBox([eps0, go_eps, with_lower]),
+                        widgets.HBox([target, go_eps0]), hint, status, result])
     box.run = run            # for tests and scripted use: box.run("eps")
     return box
