@@ -414,7 +414,7 @@ def calculator_widget():
                             layout=widgets.Layout(width="220px"))
     go_eps0 = widgets.Button(description="largest ε₀ for target ε",
                              layout=widgets.Layout(width="220px"))
-    with_lower = widgets.Checkbox(value=True, indent=False,
+    with_lower = widgets.Checkbox(value=True, indent=False, layout=widgets.Layout(width="auto"),
                                   description="with Theorem 5's lower bound (slower for n > 1e8)")
     status = widgets.HTML(value="")
     result = widgets.HTML(value="")
