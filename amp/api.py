@@ -352,8 +352,8 @@ def _laws_epsilon(prof: PrivacyProfile, delta_: float, rel_tol: float,
                   progress: Progress | None) -> tuple[list[Bound], int]:
     """One eps bracket per law of ``prof`` (in the profile's order), cheap laws first.
 
-    Once a law's bracket has a lower end ``L > 0``, a law without the structured path is
-    first evaluated once at ``L`` with a loose bracket: ``delta_upper(L) <= delta`` certifies
+    Once a law's bracket has a lower end ``L > 0``, every further law is first evaluated
+    once at ``L`` with a loose bracket: ``delta_upper(L) <= delta`` certifies
     that its threshold is ``<= L``, so it cannot raise the maximum's lower end (``L``) nor its
     upper end (``>= L``); its part is then ``[0, L]`` (``details["pruned"]``) and its search
     is skipped. Otherwise it is searched in full. The combined bracket ``[max lower, max
@@ -365,7 +365,7 @@ def _laws_epsilon(prof: PrivacyProfile, delta_: float, rel_tol: float,
     abs_tol = min(1e-16, 1e-3 * delta_)
     for i in order:
         c = curves[i]
-        if best > 0 and not c.structured and len(curves) > 1:
+        if best > 0:
             try:
                 chk = c.delta_for_search(best, 0.05, abs_tol)
             except NumericalError:

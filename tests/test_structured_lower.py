@@ -123,15 +123,16 @@ def test_backgrounds_can_be_left_out_and_joint_uses_the_paper_pair():
 
 
 def test_laws_certified_below_the_best_lower_end_are_not_searched():
-    """BLH at eps0 = 4: the background x2 = x0 (structured) beats the paper's pair (FFT), whose
-    search is replaced by one loose evaluation; the bracket is the one of searching every law."""
+    """BLH at eps0 = 4: the background x2 = x0 (structured, searched first) beats the paper's
+    pair (FFT) and the background x2 = x1, whose searches are replaced by one loose evaluation
+    each; the bracket is the one of searching every law."""
     from amp.inversion import epsilon_of_curve
     prof = amp.profile(BLH(4.0), 100_000, bound="lower")
     r = amp.epsilon_for(prof, 1e-6)
-    assert r.details["pruned_laws"] == 1 and "x2 = x0" in r.details["worst_law"]
+    assert r.details["pruned_laws"] == 2 and "x2 = x0" in r.details["worst_law"]
     full = [epsilon_of_curve(c, 1e-6, c.max_eps, bound="lower") for c in prof.curves]
     assert r.lower == max(p.lower for p in full) and r.upper == max(p.upper for p in full)
     skipped = [p for p in r.parts if p.details.get("pruned")]
-    assert len(skipped) == 1 and "x2" not in skipped[0].mechanism
+    assert len(skipped) == 2 and "x2 = x0" not in " ".join(p.mechanism for p in skipped)
     # what was skipped really is below the answer
-    assert full[0].upper <= r.lower
+    assert full[0].upper <= r.lower and full[2].upper <= r.lower
