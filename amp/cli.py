@@ -40,6 +40,7 @@ import numpy as np
 from amp.core.version import __version__
 from amp import api as B
 from amp.core.errors import AmpError, NumericalError, ParameterError
+from amp.core.floats import fmt_outward
 from amp.core.extras import MissingExtraError
 from amp.core.validate import show
 from amp.backends.dispatch import METHODS
@@ -375,8 +376,12 @@ def _format(ans: dict) -> str:
     extra = ""
     if "bracket" in ans:
         lo, hi = ans["bracket"]
-        extra = f"bracket of the exact value [{lo:.6g}, {hi:.6g}], "
-    lines.append(f"{what} = {ans['value']:.6g}   ({extra}method: {ans['method']})")
+        extra = (f"bracket of the exact value [{fmt_outward(lo, up=False)}, "
+                 f"{fmt_outward(hi, up=True)}], ")
+    # rounded outwards: the value is the upper end, except for lower bounds and eps0
+    up = q != "eps0" and ans.get("bound") != "lower"
+    lines.append(f"{what} = {fmt_outward(ans['value'], up=up)}   ({extra}method: "
+                 f"{ans['method']})")
     if ans.get("certified") is False:
         lines.append("NOT a certified privacy guarantee")
     if ans.get("note"):

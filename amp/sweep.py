@@ -36,6 +36,7 @@ from typing import Iterable, Iterator, Mapping, Sequence
 from amp.core import validate as V
 from amp.core.errors import AmpError, ParameterError
 from amp.core.extras import require
+from amp.core.floats import fmt_outward
 from amp.backends.dispatch import DEFAULT_REL_TOL, METHODS
 from amp.inversion import DEFAULT_EPS_REL_TOL, Progress
 from amp.mechanisms import registry
@@ -142,7 +143,7 @@ class SweepTable:
 
     def __str__(self) -> str:
         shown = [c for c in self.columns if c != "error"]
-        cells = [[_cell(r[c]) for c in shown] + ([r["error"]] if r["error"] else [])
+        cells = [[_cell(r[c], c, r) for c in shown] + ([r["error"]] if r["error"] else [])
                  for r in self.rows]
         widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(shown)]
         line = lambda vals: "  ".join(v.rjust(w) for v, w in zip(vals, widths)).rstrip()
@@ -157,10 +158,16 @@ class SweepTable:
         return f"SweepTable({len(self.rows)} rows, given={self.given!r})"
 
 
-def _cell(v: object) -> str:
+def _cell(v: object, column: str = "", row: dict | None = None) -> str:
+    """One printed cell; the bracket's ends and the value round outwards (an upper end up,
+    a lower end down), so no printed bound is on the unsafe side of the certified one."""
     if v is None or v == "":
         return "-"
     if isinstance(v, float):
+        if column == "upper" or (column == "value" and (row or {}).get("bound") != "lower"):
+            return fmt_outward(v, up=True)
+        if column in ("lower", "value"):
+            return fmt_outward(v, up=False)
         return f"{v:.6g}"
     return str(v)
 

@@ -8,9 +8,12 @@ exact ones (:func:`atom_floor`, :func:`widen`). :data:`U` is the unit round-off 
 
 from __future__ import annotations
 
+import math
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
+
 import numpy as np
 
-__all__ = ["U", "TINY", "ATOM_RHO", "atom_floor", "widen"]
+__all__ = ["U", "TINY", "ATOM_RHO", "atom_floor", "widen", "fmt_outward"]
 
 U = np.finfo(float).eps / 2          # unit round-off
 TINY = np.nextafter(0.0, 1.0)        # smallest positive double (a safe non-zero upper end)
@@ -45,3 +48,26 @@ def widen(lower: float, upper: float, floor: tuple[float, float, float]
     up = (1 + rho) * (upper + 2.01 * rho * gpos) * (1 + 4 * U) + absn
     lo = (1 - rho) * (lower - 2.01 * rho * gpos) * (1 - 4 * U) - absn
     return max(lo, 0.0), up
+
+
+def fmt_outward(x: float, digits: int = 6, *, up: bool) -> str:
+    """``x`` with ``digits`` significant digits, rounded up (``up=True``) or down, never to
+    nearest: a printed upper bound is never below the certified one, a printed lower bound
+    never above (``fmt_outward(0.3804940540, up=True) == '0.380495'``, where ``'.6g'`` gives
+    ``'0.380494'``). The rounding is done on the float's exact decimal value.
+
+    Examples
+    --------
+    >>> fmt_outward(0.3804940540, up=True), fmt_outward(0.3804940540, up=False)
+    ('0.380495', '0.380494')
+    >>> fmt_outward(2.5e-7, 3, up=True), fmt_outward(0.0, up=True)
+    ('2.5e-07', '0')
+    """
+    if x == 0 or not math.isfinite(x):
+        return f"{x:g}"
+    d = Decimal(x)                                 # the float's exact value
+    q = d.quantize(Decimal(1).scaleb(d.adjusted() - (digits - 1)),
+                   rounding=ROUND_CEILING if up else ROUND_FLOOR)
+    # q has at most `digits` significant digits, so the double nearest to it prints them back
+    # exactly at that precision (digits <= 15): the string is q itself
+    return f"{float(q):.{digits}g}"
