@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import resource
 import sys
 import time
 from pathlib import Path
@@ -63,30 +64,38 @@ def main() -> int:
         f"{amp.__version__}; workers = {a.workers}; load average at start "
         f"{os.getloadavg()[0]:.1f} (other processes share the cores: speed-ups need idle ones)")
 
-    t0 = time.perf_counter()
+    def children_cpu() -> float:
+        r = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return r.ru_utime + r.ru_stime
+
+    t0, c0 = time.perf_counter(), time.process_time()
     serial = amp.sweep("krr", **kw, executor=None)
-    t_serial = time.perf_counter() - t0
+    t_serial, cpu_serial = time.perf_counter() - t0, time.process_time() - c0
 
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), children_cpu()
     pooled = amp.sweep("krr", **kw, workers=a.workers)
-    t_pool = time.perf_counter() - t0
+    t_pool, cpu_pool = time.perf_counter() - t0, children_cpu() - c0
 
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), children_cpu()
     with dask_executor(n_workers=a.workers, threads_per_worker=1) as ex:
         t_start = time.perf_counter() - t0
         t1 = time.perf_counter()
         dasked = amp.sweep("krr", **kw, executor=ex)
         t_dask = time.perf_counter() - t1
     t_dask_total = time.perf_counter() - t0
+    cpu_dask = children_cpu() - c0
 
     say()
-    say(f"{'run':<44} {'wall s':>8} {'speed-up':>9}")
-    say(f"{'serial (executor=None)':<44} {t_serial:8.2f} {1.0:9.2f}")
-    say(f"{f'process pool (workers={a.workers})':<44} {t_pool:8.2f} {t_serial / t_pool:9.2f}")
+    say(f"{'run':<44} {'wall s':>8} {'speed-up':>9} {'CPU s':>8}")
+    say(f"{'serial (executor=None)':<44} {t_serial:8.2f} {1.0:9.2f} {cpu_serial:8.2f}")
+    say(f"{f'process pool (workers={a.workers})':<44} {t_pool:8.2f} {t_serial / t_pool:9.2f} "
+        f"{cpu_pool:8.2f}")
     say(f"{f'Dask LocalCluster ({a.workers} x 1 thread), sweep':<44} {t_dask:8.2f} "
         f"{t_serial / t_dask:9.2f}")
     say(f"{'Dask LocalCluster, incl. cluster start-up':<44} {t_dask_total:8.2f} "
-        f"{t_serial / t_dask_total:9.2f}   (start-up {t_start:.2f} s)")
+        f"{t_serial / t_dask_total:9.2f} {cpu_dask:8.2f}   (start-up {t_start:.2f} s)")
+    say("CPU s: this process (serial) or the worker processes (pool, Dask: imports and "
+        "start-up included); wall / CPU shows how much of the wall time the cores were ours")
 
     say(f"load average at end {os.getloadavg()[0]:.1f}")
     same_pool = pooled == serial and pooled.to_csv() == serial.to_csv()
