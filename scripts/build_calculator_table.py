@@ -64,10 +64,12 @@ REL_TOLS = (1e-4, 1e-3, 1e-2)   # tried in this order; the first that certifies 
 CLI_REL_TOL = 1e-4              # the stored value dominates any bracket this narrow
 SAFETY = Decimal(1) + Decimal(2) * Decimal(CLI_REL_TOL)
 DIGITS = 4
-#: n grid: 10 per decade up to 1e6, then 2 per decade up to 1e7 (sized to the compute budget on
-#: a shared 2-core machine: one eps(delta) costs ~0.03 s of CPU at n = 1e6, 0.1-0.7 s at 1e7,
-#: 0.3-4 s at 1e8 and 2-20 s at 1e9). Larger n use the last row (valid, not tight).
-N_GRID = "10:2:6,2:6:7"
+#: n grid: 5 per decade up to 1e6, then 2 per decade up to 1e7, sized to the compute budget on
+#: a shared 2-core machine (one eps(delta) costs 0.02-3 s of CPU at n <= 1e6, 0.1-0.7 s at 1e7,
+#: 0.3-4 s at 1e8 and 2-20 s at 1e9). Larger n use the last row (valid, not tight). A denser
+#: grid (about 20 n and 3 deltas per decade meet the 10% rounding target) resumes from the
+#: checkpoint: --n-grid 20:2:6,20:6:9 --delta-per-decade 3 --dense-max-n 1000000000.
+N_GRID = "5:2:6,2:6:7"
 #: rows above this n are computed only at delta = 10^-k (coarse rows, see assemble)
 DENSE_MAX_N = 10**6
 
@@ -271,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n-grid", default=N_GRID,
                     help="segments per_decade:lo_exp:hi_exp of the n grid (default %(default)s)")
-    ap.add_argument("--delta-per-decade", type=int, default=2, choices=(1, 2, 3, 4))
+    ap.add_argument("--delta-per-decade", type=int, default=1, choices=(1, 2, 3, 4))
     ap.add_argument("--dense-max-n", type=int, default=DENSE_MAX_N,
                     help="rows with a larger n are computed only at delta = 10^-k")
     ap.add_argument("--workers", type=int, default=2)
@@ -279,7 +281,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--checkpoint", type=Path, default=REPO / "artifacts" / "calc_table.jsonl")
     ap.add_argument("--sample", action="store_true",
                     help="time a few cells (largest n, each mechanism and eps0) and exit")
+    ap.add_argument("--computed-at-commit", default=None,
+                    help="provenance when re-assembling from a checkpoint computed earlier: the "
+                         "git commit the cells were computed with (default: HEAD now)")
+    ap.add_argument("--note", default="", help="free provenance note stored in the table")
     args = ap.parse_args(argv)
+    start_commit = args.computed_at_commit or _git("rev-parse", "HEAD")
+    start_dirty = (None if args.computed_at_commit else      # unknown then: see --note
+                   [line.split(maxsplit=1)[-1]
+                    for line in _git("status", "--porcelain", "--", "amp").splitlines()])
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     import amp
 
@@ -320,6 +330,7 @@ def main(argv: list[str] | None = None) -> int:
         for k, f in enumerate(as_completed(futs), 1):
             c = f.result()
             c["deltas"] = futs[f][3]
+            c["git"] = start_commit
             cpu += c["cpu"]
             per = cells.setdefault((c["mech"], c["eps0"], c["n"]), {})
             for d, v, tol, r in zip(c["deltas"], c["values"], c["tols"], c["reasons"]):
@@ -337,8 +348,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     meta = {
         "amp_version": amp.__version__,
-        "git_commit": _git("rev-parse", "HEAD"),
-        "git_dirty_amp": bool(_git("status", "--porcelain", "--", "amp")),
+        "git_commit": start_commit,
+        "amp_uncommitted_files_at_start": start_dirty,
+        "note": args.note,
         "command": "python scripts/build_calculator_table.py " + " ".join(argv or sys.argv[1:]),
         "date_utc": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "rel_tol": REL_TOLS[0], "rel_tol_fallbacks": list(REL_TOLS[1:]),
