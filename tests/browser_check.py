@@ -338,6 +338,77 @@ class SiteChecker:
         return report
 
 
+# ----------------------------------------------------------------------------- static calculator
+#: Chapter 10's page with the table calculator (book/_static/calculator/calculator.js).
+STATIC_CALC_PAGE = "book/10_calculator.html"
+
+_CALC_READ_JS = """
+() => {
+  const out = document.getElementById('amp-calc-out');
+  const box = document.getElementById('amp-static-calc');
+  return {status: out.dataset.status || null, eps: out.dataset.eps || null,
+          gridN: out.dataset.gridN || null, gridDelta: out.dataset.gridDelta || null,
+          cost: out.dataset.cost || null,
+          text: out.innerText,
+          boxOverflow: box.scrollWidth > box.clientWidth + 1,
+          pageOverflow: document.documentElement.scrollWidth >
+                        document.documentElement.clientWidth + 1};
+}
+"""
+
+
+def static_calculator_answers(checker: "SiteChecker", cases: list[tuple],
+                              screenshot_dir: Path | None = None,
+                              viewport_width: int = 1280) -> tuple[list[dict], list[str]]:
+    """Type each case into the static calculator of :data:`STATIC_CALC_PAGE`; read the answers.
+
+    ``cases``: ``(name, mechanism id, eps0, n text, delta text)``. For each case the form is
+    filled as a reader would (select, type, press the button) and the answer block is read: its
+    ``status`` (``ok``, ``refused``, ``not-covered``), ``eps`` (the certified value shown),
+    the grid point that answered and the visible text. With ``screenshot_dir``, the calculator is
+    screenshotted after each case (``static-calculator-<name>.png``). Returns ``(answers,
+    problems)``; problems are console/page errors and non-local requests on the page.
+    """
+    problems: list[str] = []
+    context = checker.browser.new_context(viewport={"width": viewport_width, "height": 900},
+                                          service_workers="block")
+    page = context.new_page()
+    page.set_default_timeout(PAGE_TIMEOUT_MS)
+
+    def route(r) -> None:
+        if r.request.url.startswith(checker.origin + "/") or r.request.url.startswith("data:"):
+            r.continue_()
+        else:
+            problems.append(f"non-local request: {r.request.url}")
+            r.abort()
+
+    page.route("**/*", route)
+    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}")
+            if m.type == "error" else None)
+    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    answers = []
+    try:
+        page.goto(checker.base + STATIC_CALC_PAGE, wait_until="load")
+        page.wait_for_selector('#amp-static-calc[data-ready="1"]', timeout=15_000)
+        for name, mech, eps0, n_text, delta_text in cases:
+            page.select_option("#amp-calc-mech", mech)
+            page.select_option("#amp-calc-eps0", f"{eps0:g}")
+            page.fill("#amp-calc-n", n_text)
+            page.fill("#amp-calc-delta", delta_text)
+            page.click("#amp-calc-go")
+            got = page.evaluate(_CALC_READ_JS)
+            got.update(name=name, mech=mech, eps0=eps0, n_text=n_text, delta_text=delta_text)
+            if screenshot_dir is not None:
+                screenshot_dir.mkdir(parents=True, exist_ok=True)
+                shot = screenshot_dir / f"static-calculator-{name}.png"
+                page.locator("#amp-static-calc").screenshot(path=str(shot))
+                got["screenshot"] = str(shot)
+            answers.append(got)
+    finally:
+        context.close()
+    return answers, problems
+
+
 def _has_math(body: str) -> bool:
     """True when the page body holds math for MathJax (Sphinx wraps it in ``math`` classes)."""
     return bool(re.search(r'class="[^"]*\bmath\b[^"]*"', body))
