@@ -415,7 +415,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ...       "--n", "10000", "--delta", "1e-6"])
     10-RR (eps0=4), n = 10000, bound: upper
     given delta = 1e-06
-    eps = 0.380494   (bracket of the exact value [0.380488, 0.380494],
+    eps = 0.380495   (bracket of the exact value [0.380487, 0.380495],
     method: structured)
     0
     >>> main(["delta", "--mechanism", "krr", "--k", "1", "--eps0", "4",
