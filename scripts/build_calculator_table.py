@@ -64,12 +64,12 @@ REL_TOLS = (1e-4, 1e-3, 1e-2)   # tried in this order; the first that certifies 
 CLI_REL_TOL = 1e-4              # the stored value dominates any bracket this narrow
 SAFETY = Decimal(1) + Decimal(2) * Decimal(CLI_REL_TOL)
 DIGITS = 4
-#: n grid: 5 per decade up to 1e6, then 2 per decade up to 1e7, sized to the compute budget on
+#: n grid: 10 per decade up to 1e6, then 2 per decade up to 1e7, sized to the compute budget on
 #: a shared 2-core machine (one eps(delta) costs 0.02-3 s of CPU at n <= 1e6, 0.1-0.7 s at 1e7,
 #: 0.3-4 s at 1e8 and 2-20 s at 1e9). Larger n use the last row (valid, not tight). A denser
 #: grid (about 20 n and 3 deltas per decade meet the 10% rounding target) resumes from the
 #: checkpoint: --n-grid 20:2:6,20:6:9 --delta-per-decade 3 --dense-max-n 1000000000.
-N_GRID = "5:2:6,2:6:7"
+N_GRID = "10:2:6,2:6:7"
 #: rows above this n are computed only at delta = 10^-k (coarse rows, see assemble)
 DENSE_MAX_N = 10**6
 

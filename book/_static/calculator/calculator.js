@@ -220,7 +220,8 @@
         fmt(T.delta[0], 2) + " to " + fmt(T.delta[T.delta.length - 1], 2) + ", \u03b5\u2080 in {" +
         T.eps0.join(", ") + "}; computed by amp " + m.amp_version + " (commit " +
         String(m.git_commit).slice(0, 10) + ") on " + m.date_utc + " with rel_tol " +
-        m.rel_tol + " (" + m.cpu_seconds + " CPU seconds): " + m.command + ".";
+        m.rel_tol + " (" + m.cpu_seconds + " CPU seconds): " + String(m.command).replace(/\.$/, "") +
+        ".";
     }
     root.setAttribute("data-ready", "1");
     run();
