@@ -273,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n-grid", default=N_GRID,
                     help="segments per_decade:lo_exp:hi_exp of the n grid (default %(default)s)")
-    ap.add_argument("--delta-per-decade", type=int, default=1, choices=(1, 2, 3, 4))
+    ap.add_argument("--delta-per-decade", type=int, default=2, choices=(1, 2, 3, 4))
     ap.add_argument("--dense-max-n", type=int, default=DENSE_MAX_N,
                     help="rows with a larger n are computed only at delta = 10^-k")
     ap.add_argument("--workers", type=int, default=2)
