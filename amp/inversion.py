@@ -354,7 +354,8 @@ class _Search:
                 return
             # aim at rel_tol (narrower structured plans can cost a second or more); where
             # narrow brackets are cheap, one retry resolves what the point's distance to the
-            # root needs (that distance times the slope |d log F / d log x|)
+            # root needs (that distance times the slope |d log F / d log x|), if that is
+            # still >= 1e-4 (loose rel_tol: a few cheap evaluations)
             tol = min(self.tol, max(1e-6, self.rel_tol))
             retries = 1 if self.cheap else 0
             while True:
@@ -365,9 +366,9 @@ class _Search:
                 if r.upper <= self.target or r.lower > self.target or retries == 0:
                     break
                 retries -= 1
-                need = max(1e-6, 0.3 * self.rel_tol * frac * self._slope())
-                if need >= tol:
-                    break
+                need = 0.3 * self.rel_tol * frac * self._slope()
+                if need >= tol or need < 1e-4:
+                    break       # narrower than 1e-4 can cost seconds: the polish ends
                 tol = need
             if r.upper <= self.target:
                 self.good = x
