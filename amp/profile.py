@@ -46,7 +46,7 @@ __all__ = ["PrivacyProfile", "laws_for", "lower_selection", "worst_pair", "check
 BOUNDS = ("upper", "lower")
 #: A matrix's Theorem 5 lower bound evaluates this many candidate laws (third inputs ``x2``),
 #: the largest by their Chernoff bound: a max over fewer lower bounds is still a lower bound.
-LOWER_LAWS_KEPT = 8
+LOWER_LAWS_KEPT = 32
 
 
 def check_mechanism(mechanism: object) -> Mechanism:
@@ -106,9 +106,10 @@ def lower_selection(mechanism: Mechanism, eps_hint: float | None, n: int | None
 
 
 def _top_laws(laws: list[GPARV], eps: float, n: int, keep: int) -> list[GPARV]:
-    """The ``keep`` laws with the largest Chernoff bound at ``eps`` (ties: first), in their
-    original order: a cheap ranking (not a certificate) of which lower laws to evaluate."""
-    if len(laws) <= keep:
+    """The ``keep`` laws with the largest Chernoff bound at ``eps``, largest first (ties:
+    first): a cheap ranking (not a certificate) of which lower laws to evaluate, in the order
+    that lets :func:`amp.epsilon_for` settle the weaker ones with one evaluation each."""
+    if len(laws) <= 1:
         return laws
     E = math.exp(eps)
     score = []
@@ -118,7 +119,7 @@ def _top_laws(laws: list[GPARV], eps: float, n: int, keep: int) -> list[GPARV]:
         if law.off_mass > 0:
             mag = np.append(mag, 0.0)
         score.append(chernoff_upper(g, p, n, 16 * U * mag))
-    best = sorted(np.argsort(-np.asarray(score), kind="stable")[:keep])
+    best = np.argsort(-np.asarray(score), kind="stable")[:keep]
     return [laws[int(i)] for i in best]
 
 
