@@ -92,8 +92,9 @@ class PairSet:
     --------
     >>> import numpy as np
     >>> from amp.pairs import PairSet
-    >>> ps = PairSet(np.array([[.6, .2, .2], [.2, .6, .2], [.2, .2, .6]]), np.log(3))
-    >>> ps.total, len(ps), ps.merged_outputs      # 3-RR: all six pairs have one law
+    >>> P = np.array([[.6, .2, .2], [.2, .6, .2], [.2, .2, .6]])     # 3-RR
+    >>> ps = PairSet(P, np.log(3))
+    >>> ps.total, len(ps), ps.merged_outputs     # all six pairs: one law
     (6, 1, 3)
     """
 

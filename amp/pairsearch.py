@@ -14,7 +14,7 @@ FFT costs ``d (d - 1)`` searches; :func:`epsilon_max` certifies the same maximum
    ``delta_pair(hi*) <= delta``, hence ``eps_pair <= hi*``: it cannot raise the maximum's
    upper end, which is ``>= hi*``.
 4. **Prune by a coarse bracket**: the survivors get one certified delta bracket at ``hi*`` at
-   a loose relative width (:data:`COARSE_REL_TOL`); ``upper <= delta`` prunes them the same
+   a loose relative width (:data:`amp.pairs.COARSE_REL_TOL`); ``upper <= delta`` prunes them the same
    way (a survivor whose bracket does not decide is refined).
 5. **Refine the rest** (full searches): they may hold the maximum.
 
@@ -112,7 +112,8 @@ def epsilon_max(ps: PairSet, n: int, delta: float, *, rel_tol: float, method: st
     >>> import numpy as np
     >>> from amp.pairs import PairSet
     >>> from amp.pairsearch import epsilon_max
-    >>> P = np.array([[.5, .3, .2], [.2, .5, .3], [.3, .2, .5], [.4, .3, .3]])
+    >>> P = np.array([[.5, .3, .2], [.2, .5, .3],
+    ...               [.3, .2, .5], [.4, .3, .3]])
     >>> r = epsilon_max(PairSet(P, 1.0), 1000, 1e-6, rel_tol=1e-4)
     >>> r.details["pairs"], r.details["refined"] <= 12
     (12, True)
