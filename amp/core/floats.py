@@ -13,7 +13,7 @@ from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 
 import numpy as np
 
-__all__ = ["U", "TINY", "ATOM_RHO", "atom_floor", "widen", "fmt_outward"]
+__all__ = ["U", "TINY", "ATOM_RHO", "atom_floor", "widen", "fmt_outward", "round_outward"]
 
 U = np.finfo(float).eps / 2          # unit round-off
 TINY = np.nextafter(0.0, 1.0)        # smallest positive double (a safe non-zero upper end)
@@ -65,9 +65,15 @@ def fmt_outward(x: float, digits: int = 6, *, up: bool) -> str:
     """
     if x == 0 or not math.isfinite(x):
         return f"{x:g}"
-    d = Decimal(x)                                 # the float's exact value
-    q = d.quantize(Decimal(1).scaleb(d.adjusted() - (digits - 1)),
-                   rounding=ROUND_CEILING if up else ROUND_FLOOR)
     # q has at most `digits` significant digits, so the double nearest to it prints them back
     # exactly at that precision (digits <= 15): the string is q itself
-    return f"{float(q):.{digits}g}"
+    return f"{float(round_outward(x, digits, up=up)):.{digits}g}"
+
+
+def round_outward(x: float, digits: int = 6, *, up: bool) -> Decimal:
+    """The exact decimal value of the float ``x`` rounded to ``digits`` significant digits
+    towards ``+inf`` (``up=True``) or ``-inf``: the number behind :func:`fmt_outward` (and the
+    widgets' display), for ``x`` finite and non-zero."""
+    d = Decimal(float(x))                          # the float's exact value
+    return d.quantize(Decimal(1).scaleb(d.adjusted() - (digits - 1)),
+                      rounding=ROUND_CEILING if up else ROUND_FLOOR)

@@ -21,6 +21,7 @@ from amp.api import calibrate_eps0, epsilon
 from amp.core.errors import AmpError, NumericalError, ParameterError
 from amp.core import validate as V
 from amp.core.extras import require
+from amp.core.floats import round_outward
 from amp.core.result import Bound
 from amp.mechanisms import registry
 from amp.mechanisms.base import Mechanism
@@ -382,13 +383,10 @@ def round_out(x: float, direction: str, digits: int = 6) -> str:
     >>> round_out(0.38049412, "up"), round_out(0.38049412, "down")
     ('0.380495', '0.380494')
     """
-    mode = decimal.ROUND_CEILING if direction == "up" else decimal.ROUND_FLOOR
-    d = decimal.Decimal(float(x))
-    if d == 0:
+    if float(x) == 0:
         return "0"
-    q = decimal.Decimal(1).scaleb(d.adjusted() - digits + 1)
-    r = d.quantize(q, rounding=mode).normalize()
-    return f"{r:f}" if abs(d.adjusted()) < 5 else f"{r:e}"
+    r = round_outward(x, digits, up=direction == "up").normalize()
+    return f"{r:f}" if abs(decimal.Decimal(float(x)).adjusted()) < 5 else f"{r:e}"
 
 
 def calculator_widget():
