@@ -81,24 +81,22 @@ EOF
 
 echo ">> import amp needs numpy and scipy only; a figure names the extra"
 "$VPY" -c 'import sys, amp; assert "matplotlib" not in sys.modules; print("   import amp: ok,", amp.__version__)'
-set +e
-MSG=$("$VPY" -c 'import amp.viz.style as s; s.pyplot()' 2>&1)
-rc=$?
-set -e
-LAST=$(echo "$MSG" | tail -n 1)
-echo "   amp.viz.style.pyplot() -> exit $rc: $LAST"
-if [[ $rc -eq 0 || $LAST != *"pip install 'amp-shuffle[plot]'"* ]]; then
-  echo "FAIL: expected an ImportError naming the extra [plot]"; exit 1
-fi
-set +e
-MSG=$("$VPY" -c 'import amp; amp.epsilon(amp.KRR(4.0, k=10), 1000, 1e-6, rounds=2)' 2>&1)
-rc=$?
-set -e
-LAST=$(echo "$MSG" | tail -n 1)
-echo "   amp.epsilon(..., rounds=2) -> exit $rc: $LAST"
-if [[ $rc -eq 0 || $LAST != *"pip install 'amp-shuffle[rounds]'"* ]]; then
-  echo "FAIL: expected an ImportError naming the extra [rounds]"; exit 1
-fi
+# expect_extra WHAT CODE EXTRA: running CODE must fail with a last line naming the extra
+expect_extra() {
+  local msg rc last
+  set +e
+  msg=$("$VPY" -c "$2" 2>&1)
+  rc=$?
+  set -e
+  last=$(echo "$msg" | tail -n 1)
+  echo "   $1 -> exit $rc: $last"
+  if [[ $rc -eq 0 || $last != *"pip install 'amp-shuffle[$3]'"* ]]; then
+    echo "FAIL: expected an ImportError naming the extra [$3]"; exit 1
+  fi
+}
+expect_extra "amp.viz.style.pyplot()" 'import amp.viz.style as s; s.pyplot()' plot
+expect_extra "amp.epsilon(..., rounds=2)" \
+  'import amp; amp.epsilon(amp.KRR(4.0, k=10), 1000, 1e-6, rounds=2)' rounds
 
 echo
 echo "clean install: wheel $(basename "$WHEEL"), install time ${INSTALL_S} s, $VERSION"
