@@ -265,11 +265,10 @@ class _Search:
 
     def _update_tol(self) -> None:
         """FFT-like curves: follow the observed slope (unless ambiguity tightened it)."""
-        if self.cheap or self.ambiguous or len(self.pts) < 2:
+        if self.cheap or self.ambiguous:
             return
-        (x1, y1), (x2, y2) = self.pts[-2], self.pts[-1]
-        if x1 > 0 and x2 > 0 and x1 != x2 and y1 != y2:
-            slope = abs((y2 - y1) / (math.log(x2) - math.log(x1)))
+        slope = self._slope()
+        if slope is not None:
             self.tol = self._slope_tol(slope)
 
     # -- one step ----------------------------------------------------------------------
@@ -366,7 +365,7 @@ class _Search:
                 if r.upper <= self.target or r.lower > self.target or retries == 0:
                     break
                 retries -= 1
-                need = 0.3 * self.rel_tol * frac * self._slope()
+                need = 0.3 * self.rel_tol * frac * (self._slope() or 10.0)
                 if need >= tol or need < 1e-4:
                     break       # narrower than 1e-4 can cost seconds: the polish ends
                 tol = need
@@ -380,13 +379,13 @@ class _Search:
                 stages.pop(0)           # the answer moved; else aim again from a better root
 
     # -- estimates -----------------------------------------------------------------------
-    def _slope(self) -> float:
-        """``|d log F / d log x|`` through the two latest points (10 when unknown)."""
+    def _slope(self) -> float | None:
+        """``|d log F / d log x|`` through the two latest points (``None`` when unknown)."""
         if len(self.pts) >= 2:
             (x1, y1), (x2, y2) = self.pts[-2], self.pts[-1]
             if x1 > 0 and x2 > 0 and x1 != x2 and y1 != y2:
                 return abs((y2 - y1) / (math.log(x2) - math.log(x1)))
-        return 10.0
+        return None
 
     def _secant(self) -> float | None:
         """Secant root of ``log F - log target`` through the two latest points inside the
