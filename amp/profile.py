@@ -22,7 +22,6 @@ are not refined), its lower bound's pair and third inputs are chosen by the Cher
 
 from __future__ import annotations
 
-import math
 from typing import Iterable
 
 import numpy as np
@@ -112,14 +111,7 @@ def _top_laws(laws: list[GPARV], eps: float, n: int, keep: int) -> list[GPARV]:
     that lets :func:`amp.epsilon_for` settle the weaker ones with one evaluation each."""
     if len(laws) <= 1:
         return laws
-    E = math.exp(eps)
-    score = []
-    for law in laws:
-        g, p = law.atoms(eps)
-        mag = law.a + E * law.b
-        if law.off_mass > 0:
-            mag = np.append(mag, 0.0)
-        score.append(chernoff_upper(g, p, n, 16 * U * mag))
+    score = [chernoff_upper(*law.atoms(eps), n, 16 * U * law.magnitudes(eps)) for law in laws]
     best = np.argsort(-np.asarray(score), kind="stable")[:keep]
     return [laws[int(i)] for i in best]
 

@@ -168,9 +168,7 @@ class LawDelta:
         g, p = law.atoms(eps)
         # per-atom magnitude |a| + e^eps |b|: g = a - e^eps b carries an absolute error
         # <= ~4 u * magnitude (inputs a, b within 2 u relative of the exact ratios)
-        mag = law.a + math.exp(eps) * law.b
-        if law.off_mass > 0:
-            mag = np.append(mag, 0.0)
+        mag = law.magnitudes(eps)
         noise = 16 * U * mag
         if np.all(g + noise <= 0):
             return self._bound(eps, 0.0, 0.0, "zero", 0.0)
