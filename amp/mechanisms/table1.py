@@ -135,12 +135,6 @@ class KRR(Mechanism):
 
 
 # ---------------------------------------------------------------------------- unary encodings
-def _four_type_law(E: float, p11: float, p_e1: float, p_1e: float, p_ee: float, eps0: float,
-                   label: str) -> GPARV:
-    """Law with atoms (1,1), (E,1), (1,E), (E,E) and the given blanket masses."""
-    return GPARV([1.0, E, 1.0, E], [1.0, 1.0, E, E], [p11, p_e1, p_1e, p_ee], eps0, label)
-
-
 class _UnaryEncoding(Mechanism):
     """Unary encoding: input ``x`` in ``[d]`` -> ``d`` independent bits, bit ``x`` is 1 w.p.
     ``p1``, every other bit w.p. ``q``. ``eps0 = log(p1 (1 - q) / ((1 - p1) q))``."""
