@@ -28,6 +28,7 @@ from amp.inversion import (DEFAULT_EPS_REL_TOL, Progress, TOL_LOOSE, crossing,
                          epsilon_of_curve, estimate_epsilon)
 from amp.mechanisms.base import Mechanism
 from amp.profile import PrivacyProfile, check_bound, check_mechanism
+from amp.pairs import delta_max
 from amp.pairsearch import epsilon_max
 from amp import rounds as R
 from amp.mechanisms.subsampled import Subsampled
@@ -425,8 +426,13 @@ class _FamilyCurve:
 
     def delta_for_search(self, eps0: float, tol: float, abs_tol: float) -> Bound:
         prof = PrivacyProfile(check_mechanism(self.make(eps0)), self.n, method=self.method)
-        res = [c.delta_for_search(self.eps, max(tol, STRUCTURED_MIN_REL_TOL), abs_tol)
-               for c in prof.curves]
+        tol = max(tol, STRUCTURED_MIN_REL_TOL)
+        if prof.pairs is not None:
+            # a matrix: the pruned maximum over its pairs (amp.pairs.delta_max)
+            res = delta_max(prof.pairs, self.n, self.eps, rel_tol=tol, method=self.method,
+                            abs_tol=abs_tol)[2]
+        else:
+            res = [c.delta_for_search(self.eps, tol, abs_tol) for c in prof.curves]
         self.used.update(r.method for r in res)
         floor = max(float(r.details.get("floor", 0.0)) for r in res)
         return Bound("delta", min(max(r.lower for r in res), 1.0),

@@ -35,7 +35,7 @@ import numpy as np
 from amp.core.errors import NumericalError, ParameterError
 from amp.core.floats import TINY, U
 from amp.core.result import Bound
-from amp.backends.dispatch import LawDelta
+from amp.backends.dispatch import DEFAULT_ABS_TOL, LawDelta
 from amp.mechanisms.base import validate_matrix
 from amp.mechanisms.gparv import GPARV
 
@@ -279,9 +279,9 @@ COARSE_REL_TOL = 0.5
 
 
 def _delta_task(args) -> Bound | None:
-    law, n, method, eps, rel_tol = args
+    law, n, method, eps, rel_tol, abs_tol = args
     try:
-        return LawDelta(law, n, method).delta(eps, rel_tol=rel_tol)
+        return LawDelta(law, n, method).delta(eps, rel_tol=rel_tol, abs_tol=abs_tol)
     except NumericalError:
         if rel_tol >= COARSE_REL_TOL:
             return None         # a coarse bracket that cannot be had decides nothing
@@ -289,7 +289,8 @@ def _delta_task(args) -> Bound | None:
 
 
 def delta_max(ps: PairSet, n: int, eps: float, *, rel_tol: float, method: str = "auto",
-              executor: Executor | None = None) -> tuple[float, float, list[Bound], dict]:
+              executor: Executor | None = None, abs_tol: float = DEFAULT_ABS_TOL
+              ) -> tuple[float, float, list[Bound], dict]:
     """Certified ``[lower, upper]`` of ``max_pairs delta_pair(eps)``, pruned.
 
     1. Rank every pair by its certified Chernoff bound (:meth:`PairSet.chernoff_upper`).
@@ -304,14 +305,15 @@ def delta_max(ps: PairSet, n: int, eps: float, *, rel_tol: float, method: str = 
        largest refined lower end.
 
     Every evaluation builds its own :class:`LawDelta` (so the result does not depend on the
-    executor). Returns ``(lower, upper, refined parts, details)``.
+    executor); ``abs_tol`` is passed to it (a bracket narrower than that is accepted). Returns
+    ``(lower, upper, refined parts, details)``.
     """
     ch = ps.chernoff_upper(eps, n)
     order = np.argsort(-ch, kind="stable")
     top = int(order[0])
 
     def run(ks: list[int], tol: float) -> list:
-        return run_tasks(_delta_task, [(ps.law(k), n, method, eps, tol) for k in ks],
+        return run_tasks(_delta_task, [(ps.law(k), n, method, eps, tol, abs_tol) for k in ks],
                          executor)
 
     first = run([top], rel_tol)[0]

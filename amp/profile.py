@@ -36,10 +36,11 @@ from amp.backends.dispatch import DEFAULT_REL_TOL, METHODS, LawDelta
 from amp.mechanisms.gparv import GPARV
 from amp.mechanisms.joint import JointMechanism
 from amp.mechanisms.base import MatrixMechanism, Mechanism
+from amp.mechanisms.subsampled import Subsampled
 from amp.pairs import PairSet, check_executor, delta_max
 
-__all__ = ["PrivacyProfile", "laws_for", "lower_selection", "worst_pair", "check_mechanism",
-           "check_bound", "BOUNDS", "LOWER_LAWS_KEPT"]
+__all__ = ["PrivacyProfile", "is_matrix", "laws_for", "lower_selection", "worst_pair",
+           "check_mechanism", "check_bound", "BOUNDS", "LOWER_LAWS_KEPT"]
 
 #: The two sides of the paper's objects.
 BOUNDS = ("upper", "lower")
@@ -82,6 +83,15 @@ def laws_for(mechanism: Mechanism, bound: str, eps_hint: float | None = None,
     if _picks_pair(mechanism):
         return lower_selection(mechanism, eps_hint, n)[0]
     return mechanism.lower_laws()
+
+
+def is_matrix(mechanism: Mechanism) -> bool:
+    """True for a :class:`MatrixMechanism`, subsampled or not: its upper profile is the pruned
+    maximum over the pairs of its matrix (:class:`amp.pairs.PairSet`). The subsampled one's
+    matrix is ``[q P | (1 - q)]``, whose pair laws are the subsampled laws
+    (:mod:`amp.mechanisms.subsampled`)."""
+    return isinstance(mechanism, MatrixMechanism) or (
+        isinstance(mechanism, Subsampled) and isinstance(mechanism.inner, MatrixMechanism))
 
 
 def _picks_pair(mechanism: Mechanism) -> bool:
@@ -197,8 +207,7 @@ class PrivacyProfile:
         self.selection: dict = {}
         self._laws: list[GPARV] | None = None
         self._curves: list[LawDelta] | None = None
-        if laws is None and self.bound == "upper" and isinstance(self.mechanism,
-                                                                   MatrixMechanism):
+        if laws is None and self.bound == "upper" and is_matrix(self.mechanism):
             self.pairs = PairSet(self.mechanism.matrix(), self.mechanism.eps0,
                                  self.mechanism.name)
             return

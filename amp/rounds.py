@@ -67,6 +67,7 @@ from amp.core.result import Bound
 from amp.mechanisms.gparv import GPARV
 from amp.mechanisms.subsampled import Subsampled, check_sampling
 from amp.mechanisms.base import Mechanism
+from amp.pairs import delta_max
 from amp.profile import PrivacyProfile, check_mechanism, laws_for
 
 __all__ = ["Round", "ComposableProfile", "compose", "epsilon_rounds", "delta_rounds",
@@ -150,16 +151,29 @@ class ComposableProfile:
         self._cut: float | None = None
 
     def _upper(self, eps: float) -> float:
-        # certified upper end, max over the pair laws; width 2e-3 is enough for a grid point
+        # certified upper end, max over the pair laws; width 2e-3 is enough for a grid point.
+        # A matrix's pairs are pruned (amp.pairs.delta_max: its upper end dominates every
+        # pair's exact value, refined or pruned)
+        prof = self.profile
+        if prof.pairs is not None:
+            return min(1.0, delta_max(prof.pairs, prof.n, eps, rel_tol=UPPER_REL_TOL,
+                                      method=prof.method)[1])
         return min(1.0, max(c.delta(eps, rel_tol=UPPER_REL_TOL, goal=UPPER_REL_TOL).upper
-                            for c in self.profile.curves))
+                            for c in prof.curves))
+
+    def _max_eps(self) -> float:
+        """``eps`` from which the bound is 0 (the largest ``log max a/b`` over the laws)."""
+        prof = self.profile
+        if prof.pairs is not None:
+            return float(prof.pairs.max_eps().max())
+        return max(c.max_eps for c in prof.curves)
 
     @property
     def eps_cut(self) -> float:
         """A grid end ``eps_m`` with certified ``delta_upper(eps_m) <= TAIL_DELTA`` (or the
         eps from which the bound is 0)."""
         if self._cut is None:
-            hi = max(c.max_eps for c in self.profile.curves)
+            hi = self._max_eps()
             if not math.isfinite(hi):
                 hi = 1.0
                 while self._upper(hi) > TAIL_DELTA:
