@@ -430,7 +430,7 @@ class _FamilyCurve:
         if prof.pairs is not None:
             # a matrix: the pruned maximum over its pairs (amp.pairs.delta_max)
             res = delta_max(prof.pairs, self.n, self.eps, rel_tol=tol, method=self.method,
-                            abs_tol=abs_tol)[2]
+                            abs_tol=abs_tol, goal=tol)[2]
         else:
             res = [c.delta_for_search(self.eps, tol, abs_tol) for c in prof.curves]
         self.used.update(r.method for r in res)

@@ -279,9 +279,9 @@ COARSE_REL_TOL = 0.5
 
 
 def _delta_task(args) -> Bound | None:
-    law, n, method, eps, rel_tol, abs_tol = args
+    law, n, method, eps, rel_tol, abs_tol, goal = args
     try:
-        return LawDelta(law, n, method).delta(eps, rel_tol=rel_tol, abs_tol=abs_tol)
+        return LawDelta(law, n, method).delta(eps, rel_tol=rel_tol, abs_tol=abs_tol, goal=goal)
     except NumericalError:
         if rel_tol >= COARSE_REL_TOL:
             return None         # a coarse bracket that cannot be had decides nothing
@@ -289,8 +289,8 @@ def _delta_task(args) -> Bound | None:
 
 
 def delta_max(ps: PairSet, n: int, eps: float, *, rel_tol: float, method: str = "auto",
-              executor: Executor | None = None, abs_tol: float = DEFAULT_ABS_TOL
-              ) -> tuple[float, float, list[Bound], dict]:
+              executor: Executor | None = None, abs_tol: float = DEFAULT_ABS_TOL,
+              goal: float | None = None) -> tuple[float, float, list[Bound], dict]:
     """Certified ``[lower, upper]`` of ``max_pairs delta_pair(eps)``, pruned.
 
     1. Rank every pair by its certified Chernoff bound (:meth:`PairSet.chernoff_upper`).
@@ -305,7 +305,8 @@ def delta_max(ps: PairSet, n: int, eps: float, *, rel_tol: float, method: str = 
        largest refined lower end.
 
     Every evaluation builds its own :class:`LawDelta` (so the result does not depend on the
-    executor); ``abs_tol`` is passed to it (a bracket narrower than that is accepted). Returns
+    executor); ``abs_tol`` and ``goal`` are passed to it (:meth:`LawDelta.delta`: a bracket
+    narrower than ``abs_tol`` is accepted; the structured path aims at ``goal``). Returns
     ``(lower, upper, refined parts, details)``.
     """
     ch = ps.chernoff_upper(eps, n)
@@ -313,7 +314,8 @@ def delta_max(ps: PairSet, n: int, eps: float, *, rel_tol: float, method: str = 
     top = int(order[0])
 
     def run(ks: list[int], tol: float) -> list:
-        return run_tasks(_delta_task, [(ps.law(k), n, method, eps, tol, abs_tol) for k in ks],
+        return run_tasks(_delta_task, [(ps.law(k), n, method, eps, tol, abs_tol,
+                                        None if goal is None else max(goal, tol)) for k in ks],
                          executor)
 
     first = run([top], rel_tol)[0]

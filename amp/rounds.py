@@ -157,7 +157,7 @@ class ComposableProfile:
         prof = self.profile
         if prof.pairs is not None:
             return min(1.0, delta_max(prof.pairs, prof.n, eps, rel_tol=UPPER_REL_TOL,
-                                      method=prof.method)[1])
+                                      method=prof.method, goal=UPPER_REL_TOL)[1])
         return min(1.0, max(c.delta(eps, rel_tol=UPPER_REL_TOL, goal=UPPER_REL_TOL).upper
                             for c in prof.curves))
 
