@@ -8,7 +8,6 @@ bracket (the path these callers took before)."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 import amp
@@ -40,7 +39,7 @@ def test_round_profile_upper_points_are_pruned_and_valid():
     assert cp.profile.pairs is not None
     curves = PrivacyProfile(S, 300, laws=S.gparv_laws()).curves   # every law, unpruned
     for eps in (0.0, 0.05, 0.2):
-        up = cp._upper(eps)   # noqa: SLF001 - the round's grid value
+        up = cp._upper(eps)   # the round's grid value
         brackets = [c.delta(eps, rel_tol=2e-3) for c in curves]
         exact_lo = max(b.lower for b in brackets)
         assert exact_lo <= up <= max(b.upper for b in brackets) * (1 + 1e-12)
