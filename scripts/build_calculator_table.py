@@ -1,33 +1,47 @@
 #!/usr/bin/env python
-"""Build the static calculator's table of certified eps(delta) upper values.
+"""Build the static calculator's table: certified pairs (eps_i, delta_i) per (mechanism, eps0, n).
 
 The static book has no kernel, so chapter 10's static calculator reads a table that ``amp``
-computed here: for each Table 1 mechanism, each ``eps0`` of a small grid, each ``n`` of a grid
-from 1e2 to 1e9 and each ``delta`` of a grid from 1e-4 to 1e-12, the certified upper value of
-``amp.epsilon_for(amp.profile(mechanism, n), delta)`` (Theorem 4's optimal decomposition bound;
-one profile per (mechanism, eps0, n) serves all deltas).
+computed here. For each Table 1 mechanism, each ``eps0`` of a small grid and each ``n`` of a
+grid from 1e2 to 1e9, one profile ``prof = amp.profile(mechanism, n)`` (Theorem 4's optimal
+decomposition bound) is asked for the certified ``delta`` at the points ``eps_i`` of a global
+geometric eps lattice (ratio 10^(1/67) ~ 1.035), covering ``[eps(1e-4)/1.035, eps(1e-12)*1.035]``
+of that row (when ``eps(1e-4) = 0``, down to ``eps(1e-12)/30``), plus ``eps = 0``.
 
-Stored value (a valid upper bound, rounded in the safe direction)::
+What is stored, and why every stored pair is valid (``delta(eps_i) <= delta_i``):
 
-    stored = ceil_4_significant_digits(value * (1 + 2e-4))
+* ``eps_i`` is a 4-significant-digit decimal (the lattice ``ceil4(10**(k/67))``, listed once in
+  the table); ``delta`` is computed at exactly ``float(eps_i)``, the same double JavaScript parses.
+* ``delta_i = 10**(-q_i/300)`` with ``q_i = floor(-300 log10(upper)) - 1``, where ``upper`` is
+  the upper end of amp's certified bracket ``prof.delta(eps_i, rel_tol=1e-2)``: rounded UP (the
+  ``- 1`` keeps a margin of 10^(1/300) ~ 0.77% over floating-point error in ``10**(-q/300)``).
+* Along a row, ``q_i`` is replaced by its running maximum (``delta_i`` by the running minimum of
+  the stored deltas at smaller eps): valid because Theorem 4's ``delta(eps) = E[(sum a - e^eps
+  sum b)_+]/...`` with ``b >= 0`` is non-increasing in ``eps``. A point amp cannot certify
+  (``NumericalError`` at rel_tol 1e-2 and 1e-1) therefore inherits its predecessor's delta (or
+  ``delta = 1``, always valid); nothing is guessed.
+* ``q`` is clipped to ``[0, 3899]`` (``delta`` between 1 and ~1.03e-13, below the page's smallest
+  delta 1e-12): clipping lowers ``q``, so it only raises the stored delta.
 
-``value`` is the upper end of a certified bracket (relative width <= rel_tol), so it is already
->= the exact bound. The factor ``1 + 2e-4`` makes the stored number also >= the upper end any
-certified bracket of relative width 1e-4 (the CLI's default) can have at the same point, so the
-page never shows less than ``python -m amp epsilon`` at a grid point; rounding up to 4 digits
-costs at most 1e-3 more. Where the floating-point floor of the atoms forbids rel_tol 1e-4 (tiny
-deltas), the cell is computed at rel_tol 1e-3, then 1e-2 (recorded per cell); a cell that cannot
-be certified at all is stored as ``null`` with amp's message.
+The page answers ``eps`` = the smallest ``eps_i`` with ``delta_i <= delta`` (``0`` when
+``delta >= delta_0``), from the row with the largest grid ``n <= n`` (the bound is
+non-increasing in ``n``: chapter 10's blanket argument, tested in tests/test_calculator_table.py),
+never above ``eps0``.
 
-Output: ``book/_static/calculator/table.js`` (a script defining ``window.AMP_CALC_TABLE``, since
-pages opened from file:// cannot fetch JSON) with the provenance (amp version, git commit,
-command, date, rel_tol). Partial results are checkpointed in a ``.jsonl`` file so an interrupted
-run resumes where it stopped.
+Encoding (table.js): ``rows[mech][eps0][i]`` is ``null`` (row not computed) or
+``[k0, q_zero, "qq..."]``: ``k0`` the lattice index of the first point, ``q_zero`` the code of
+``delta(0)``, then two base-64 characters per lattice point (``q = 64 * c1 + c2``).
+
+Work is checkpointed (one JSON line per row, ``artifacts/calc_pairs.jsonl``), ordered so the most
+valuable rows come first (``priority``): a coarse n grid over all of 1e2..1e9, then 20 rows per
+decade up to 1e7, then denser rows above 1e7. Run it in the background with one worker, stop it
+at any time, and assemble what is there with ``--assemble-only``.
 
 Usage::
 
-    .venv/bin/python scripts/build_calculator_table.py --sample      # time a few cells
-    nohup .venv/bin/python scripts/build_calculator_table.py > artifacts/calc_table.log 2>&1 &
+    nice -n 10 .venv/bin/python scripts/build_calculator_table.py --compute \
+        > artifacts/calc_pairs.log 2>&1 &
+    .venv/bin/python scripts/build_calculator_table.py --assemble-only
 """
 
 from __future__ import annotations
@@ -40,12 +54,12 @@ import os
 import subprocess
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from decimal import ROUND_CEILING, Decimal
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "book" / "_static" / "calculator" / "table.js"
+CHECKPOINT = REPO / "artifacts" / "calc_pairs.jsonl"
 
 #: The mechanisms (Table 1 forms). ``same_as``: identical law in Table 1 (HR's row is BLH's).
 MECHANISMS = [
@@ -60,18 +74,16 @@ MECHANISMS = [
      "cli": "--mechanism hadamard", "same_as": "blh"},
 ]
 EPS0 = [1.0, 2.0, 4.0, 8.0]
-REL_TOLS = (1e-4, 1e-3, 1e-2)   # tried in this order; the first that certifies is kept
-CLI_REL_TOL = 1e-4              # the stored value dominates any bracket this narrow
-SAFETY = Decimal(1) + Decimal(2) * Decimal(CLI_REL_TOL)
-DIGITS = 4
-#: n grid: 10 per decade up to 1e6, then 2 per decade up to 1e7, sized to the compute budget on
-#: a shared 2-core machine (one eps(delta) costs 0.02-3 s of CPU at n <= 1e6, 0.1-0.7 s at 1e7,
-#: 0.3-4 s at 1e8 and 2-20 s at 1e9). Larger n use the last row (valid, not tight). A denser
-#: grid (about 20 n and 3 deltas per decade meet the 10% rounding target) resumes from the
-#: checkpoint: --n-grid 20:2:6,20:6:9 --delta-per-decade 3 --dense-max-n 1000000000.
-N_GRID = "10:2:6,2:6:7"
-#: rows above this n are computed only at delta = 10^-k (coarse rows, see assemble)
-DENSE_MAX_N = 10**6
+DELTA_RANGE = (1e-12, 1e-4)      # the page answers delta in this range
+EPS_PER_DECADE = 67              # lattice ratio 10^(1/67) = 1.0350
+N_PER_DECADE = 20                # n lattice 10^(j/20), 3 significant digits
+Q_PER_DECADE = 300               # delta_i = 10^(-q/300)
+Q_MAX = 64 * 64 - 1 - 196        # 3899: delta ~1.03e-13 < 1e-12
+REL_TOLS = (1e-2, 1e-1)          # tried in this order for each delta(eps_i)
+ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+N_MIN_EXP, N_MAX_EXP = 2, 9
+LARGE_N = 10**7                  # above: every third lattice point (compute budget)
+OLD_CHECKPOINT = REPO / "artifacts" / "calc_table.jsonl"   # the first table's cells
 
 
 def make_mechanism(mid: str, eps0: float):
@@ -82,82 +94,211 @@ def make_mechanism(mid: str, eps0: float):
             "hr": amp.HadamardResponse}[mid](eps0)
 
 
-def preferred(per_decade: int, lo_exp: int, hi_exp: int) -> list[float]:
-    """Geometric grid 10**(lo_exp + j/per_decade), both ends included."""
-    steps = (hi_exp - lo_exp) * per_decade
-    return [10.0 ** (lo_exp + j / per_decade) for j in range(steps + 1)]
+def n_at(j: int) -> int:
+    """The n lattice: 10^(j/20) rounded to 3 significant digits (j = 40 .. 180)."""
+    x = 10.0 ** (j / N_PER_DECADE)
+    e = max(math.floor(math.log10(x)) - 2, 0)
+    return int(round(x / 10 ** e) * 10 ** e)
 
 
-def n_grid(spec: str) -> list[int]:
-    """Integers from the segments ``per_decade:lo_exp:hi_exp,...`` (3 significant digits)."""
-    out: list[int] = []
-    for seg in spec.split(","):
-        per_decade, lo, hi = (int(x) for x in seg.split(":"))
-        for x in preferred(per_decade, lo, hi):
-            e = max(math.floor(math.log10(x)) - 2, 0)
-            v = int(round(x / 10 ** e) * 10 ** e)
-            if not out or v > out[-1]:
-                out.append(v)
-    return out
+def eps_at(k: int) -> str:
+    """The eps lattice point k: 10^(k/67) rounded UP to 4 significant digits, as a string."""
+    d = Decimal(10) ** (Decimal(k) / EPS_PER_DECADE)
+    q = Decimal(1).scaleb(d.adjusted() - 3)
+    return f"{(d / q).to_integral_value(rounding=ROUND_CEILING) * q:.3e}"
 
 
-def delta_grid(per_decade: int) -> list[float]:
-    """Deltas from 1e-4 down to 1e-12: 1 and 3 (per_decade=2) or 1 (per_decade=1) per decade."""
-    mantissas = {1: [1], 2: [3, 1], 3: [5, 2, 1], 4: [5, 3, 2, 1]}[per_decade]
-    out = [1e-4]
-    for e in range(-5, -13, -1):
-        out += [float(f"{m}e{e}") for m in mantissas]
-    return sorted(set(out), reverse=True)
+def q_code(upper: float) -> int:
+    """The stored code of a delta upper value: 10^(-q/300) >= upper * 10^(1/300)."""
+    if upper <= 0:
+        return Q_MAX
+    q = math.floor(-Q_PER_DECADE * math.log10(upper)) - 1
+    return min(max(q, 0), Q_MAX)
 
 
-def store(value: float, eps0: float) -> str:
-    """``value * (1 + 2e-4)`` rounded UP to 4 significant digits, as a decimal string.
+def q_delta(q: int) -> float:
+    """The delta a code stands for (what the page computes)."""
+    return 10.0 ** (-q / Q_PER_DECADE)
 
-    Capped at ``eps0``: the shuffled reports are eps0-DP by post-processing, so ``eps0`` is
-    always a valid bound (amp's own answers never exceed it either).
+
+def priority() -> list[int]:
+    """n lattice indices (j, n = 10^(j/20)) in the order the rows are computed.
+
+    First the rows above 1e7 at half decades (nothing else covers them: 1e8, 1e9, 3.16e8,
+    3.16e7), then 20 rows per decade up to 1e6 (10 per decade first: the cheap rows), then
+    1e6..1e7, then denser rows above 1e7. Rows <= 1e7 of the first table (10 per decade to 1e6, 2 per decade to 1e7, pairs at
+    delta = 1 and 3 x 10^-k) are merged in meanwhile (see ``old_pairs``).
     """
-    if value == 0:          # delta >= delta(0): eps = 0 is certified
-        return "0.000e+00"
-    d = Decimal(value) * SAFETY
-    e = d.adjusted() - (DIGITS - 1)
-    q = Decimal(1).scaleb(e)
-    r = (d / q).to_integral_value(rounding=ROUND_CEILING) * q
-    s = f"{r:.{DIGITS - 1}e}"
-    assert Decimal(s) >= d
-    if value <= eps0 and Decimal(s) > Decimal(repr(eps0)):
-        s = f"{Decimal(repr(eps0)):.{DIGITS - 1}e}"
-        assert Decimal(s) == Decimal(repr(eps0))
-    return s
+    lo, mid, hi = N_MIN_EXP * N_PER_DECADE, 7 * N_PER_DECADE, N_MAX_EXP * N_PER_DECADE
+    order: list[int] = []
+
+    def add(js):
+        for j in js:
+            if j not in order:
+                order.append(j)
+    add([160, 180, 170, 150])                          # 1e8, 1e9, 3.16e8, 3.16e7
+    add(range(lo, 6 * N_PER_DECADE + 1, 2))            # 10 per decade up to 1e6 (cheap)
+    add(range(lo, 6 * N_PER_DECADE + 1))               # 20 per decade up to 1e6
+    add(range(6 * N_PER_DECADE, mid + 1, 2))           # 10 per decade 1e6..1e7
+    add(range(6 * N_PER_DECADE, mid + 1))              # 20 per decade 1e6..1e7
+    add(range(mid, hi + 1, N_PER_DECADE // 4))         # 4 per decade above
+    add(range(mid, hi + 1, N_PER_DECADE // 10))
+    add(range(mid, hi + 1))
+    return order
 
 
-def compute_cell(mid: str, eps0: float, n: int, deltas: list[float]) -> dict:
-    """One (mechanism, eps0, n): one profile, eps(delta) for every delta of the grid."""
+def _delta_upper(prof, eps: float) -> tuple[float | None, float | None, str | None]:
+    import amp
+    msg = None
+    for rt in REL_TOLS:
+        try:
+            b = prof.delta(eps, rel_tol=rt)
+        except amp.NumericalError as exc:
+            msg = str(exc)
+            continue
+        if b.certified and b.bound == "upper" and math.isfinite(b.upper) and b.upper >= 0:
+            return b.upper, rt, None
+        msg = f"not a certified upper value: {b!r}"
+    return None, None, msg
+
+
+def compute_row(mid: str, eps0: float, n: int) -> dict:
+    """One (mechanism, eps0, n): the lattice range, then delta's certified upper end there."""
     import amp
     t0 = time.process_time()
     prof = amp.profile(make_mechanism(mid, eps0), n)
-    values, tols, reasons = [], [], []
-    for d in deltas:
-        msg = None
-        for rt in REL_TOLS:
-            try:
-                b = amp.epsilon_for(prof, d, rel_tol=rt)
-            except amp.NumericalError as exc:
-                msg = str(exc)
-                continue
-            if not (b.certified and b.bound == "upper" and b.value == b.upper
-                    and math.isfinite(b.value) and b.value >= 0):
-                msg = f"not a certified upper value: {b!r}"
-                continue
-            values.append(b.value)
-            tols.append(rt)
-            reasons.append(None)
-            break
+    # the lattice range (the searches only place the grid; their values are not stored)
+    hi = amp.epsilon_for(prof, DELTA_RANGE[0], rel_tol=1e-2).upper
+    lo = amp.epsilon_for(prof, DELTA_RANGE[1], rel_tol=1e-2).lower
+    top = math.ceil(EPS_PER_DECADE * math.log10(max(hi, 1e-300) * 1.035))
+    k_eps0 = math.ceil(EPS_PER_DECADE * math.log10(eps0))
+    top = min(top, k_eps0)             # eps0 itself is always valid: nothing above is needed
+    # rows above 1e7 (0.3-1.4 s per point at 1e9): every third lattice point, down to
+    # eps(1e-12)/10 at most (the skipped points inherit their predecessor's delta: valid)
+    step, floor_div = (3, 10) if n > LARGE_N else (1, 30)
+    if lo > 0:
+        bot = math.floor(EPS_PER_DECADE * math.log10(max(lo / 1.035, hi / floor_div)))
+    else:
+        bot = math.floor(EPS_PER_DECADE * math.log10(hi / floor_div))
+    ks = list(range(min(bot, top), top + 1))
+    uppers, tols, reasons = [], [], {}
+    for k in ks:
+        if (top - k) % step:
+            uppers.append(None)
+            tols.append("skipped")
+            continue
+        u, rt, msg = _delta_upper(prof, float(eps_at(k)))
+        uppers.append(u)
+        tols.append(rt)
+        if msg:
+            reasons[str(k)] = msg
+    u0, rt0, msg0 = _delta_upper(prof, 0.0)
+    return {"mech": mid, "eps0": eps0, "n": n, "k0": ks[0], "uppers": uppers, "tols": tols,
+            "delta0": u0, "tol0": rt0, "reasons": reasons, "msg0": msg0,
+            "eps_search": [lo, hi], "cpu": round(time.process_time() - t0, 3)}
+
+
+def lattice_up(eps: float) -> int:
+    """The smallest lattice index k with float(eps_at(k)) >= eps (eps > 0)."""
+    k = math.floor(EPS_PER_DECADE * math.log10(eps)) - 1
+    while float(eps_at(k)) < eps:
+        k += 1
+    return k
+
+
+def old_pairs(path: Path = OLD_CHECKPOINT) -> dict:
+    """The first table's cells as pairs: ``{(mech, eps0, n): [(eps, delta), ...]}``.
+
+    Each cell of that table is amp's certified upper value ``eps`` of ``eps(delta)`` at a grid
+    delta (Theorem 4's delta at ``eps`` is <= delta): a valid pair as it is. ``eps = 0`` means
+    ``delta(0) <= delta``.
+    """
+    out: dict = {}
+    if not path.is_file():
+        return out
+    for line in path.read_text().splitlines():
+        c = json.loads(line)
+        for d, v in zip(c["deltas"], c["values"]):
+            if v is not None and math.isfinite(v) and 0 <= v < c["eps0"]:
+                out.setdefault((c["mech"], c["eps0"], c["n"]), []).append((v, d))
+    return out
+
+
+def row_codes(c: dict | None, old: list | None) -> tuple[int, int, list[int]]:
+    """(k0, q_zero, codes) of one row from the computed cell and/or the first table's pairs.
+
+    Per lattice point the largest code (smallest delta) any valid pair at or below it gives,
+    then the running maximum along eps (the module docstring says why both are valid).
+    """
+    best: dict[int, int] = {}
+    q0 = 0
+    if c is not None:
+        for k, u in zip(range(c["k0"], c["k0"] + len(c["uppers"])), c["uppers"]):
+            if u is not None:
+                best[k] = max(best.get(k, 0), q_code(u))
+        if c["delta0"] is not None:
+            q0 = q_code(c["delta0"])
+    for eps, d in old or ():
+        if eps == 0:
+            q0 = max(q0, q_code(d))
         else:
-            values.append(None)
-            tols.append(None)
-            reasons.append(msg)
-    return {"mech": mid, "eps0": eps0, "n": n, "values": values, "tols": tols,
-            "reasons": reasons, "cpu": time.process_time() - t0}
+            k = lattice_up(eps)
+            best[k] = max(best.get(k, 0), q_code(d))
+    k0 = c["k0"] if c is not None else min(best)
+    if best:
+        k0 = min(k0, min(best))
+    k1 = max(best) if best else k0
+    qs, run = [], 0
+    for k in range(k0, k1 + 1):
+        run = max(run, best.get(k, 0))
+        qs.append(run)
+    return k0, q0, qs
+
+
+def encode_row(c: dict | None, old: list | None = None) -> tuple[list, dict]:
+    """``[k0, q_zero, "qq..."]`` (see the module docstring)."""
+    k0, q0, qs = row_codes(c, old)
+    # drop trailing points that add nothing (same code as the point before)
+    while len(qs) > 1 and qs[-1] == qs[-2]:
+        qs.pop()
+    s = "".join(ALPHABET[q // 64] + ALPHABET[q % 64] for q in qs)
+    skipped = sum(u is None for u in c["uppers"]) if c is not None else 0
+    return [k0, q0, s], {"points": len(qs), "skipped": skipped}
+
+
+def decode_row(row: list) -> tuple[int, int, list[int]]:
+    k0, q0, s = row
+    return k0, q0, [ALPHABET.index(s[i]) * 64 + ALPHABET.index(s[i + 1])
+                    for i in range(0, len(s), 2)]
+
+
+def row_answer(table: dict, row: list, eps0: float, delta: float) -> dict:
+    """One row's answer: the smallest eps_i with delta_i <= delta (0 if delta >= delta_0)."""
+    k0, q0, qs = decode_row(row)
+    if delta >= q_delta(q0):
+        return {"eps": 0.0, "k": None, "kind": "zero", "pairDelta": q_delta(q0)}
+    lat = table["eps_lattice"]
+    for idx, q in enumerate(qs):
+        if q_delta(q) <= delta:
+            e = float(lat[k0 + idx - table["eps_lattice_k0"]])
+            if e >= eps0:
+                break
+            return {"eps": e, "k": k0 + idx, "kind": "pair", "pairDelta": q_delta(q)}
+    return {"eps": eps0, "k": None, "kind": "eps0", "pairDelta": 0.0}
+
+
+def answer(table: dict, mid: str, eps0: float, n: int, delta: float) -> dict:
+    """The page's lookup (mirrored in calculator.js; tests compare the two): the smallest
+    answer over the rows with grid n <= n (each is valid), the largest n among ties."""
+    src = next(m.get("same_as", m["id"]) for m in table["mechanisms"] if m["id"] == mid)
+    rows = table["rows"][src][f"{eps0:g}"]
+    best = None
+    for i, g in enumerate(table["n"]):
+        if g <= n and rows[i] is not None:
+            a = row_answer(table, rows[i], eps0, delta)
+            if best is None or a["eps"] <= best["eps"]:
+                best = {**a, "i": i, "gridN": g}
+    return best if best is not None else {"status": "refused"}
 
 
 def _git(*args: str) -> str:
@@ -168,204 +309,142 @@ def _git(*args: str) -> str:
         return "unknown"
 
 
-def coarse_deltas(deltas: list[float]) -> list[float]:
-    """The deltas 10^-k of the grid (the only ones computed in coarse rows)."""
-    return [d for d in deltas if f"{d:.0e}".startswith("1e")]
+def load_checkpoint(path: Path) -> dict:
+    cells = {}
+    if path.is_file():
+        for line in path.read_text().splitlines():
+            if line.strip():
+                c = json.loads(line)
+                cells[(c["mech"], c["eps0"], c["n"])] = c
+    return cells
 
 
-def source_index(deltas: list[float], j: int) -> int:
-    """Coarse rows: the index of the delta that answers delta[j], the largest 10^-k <= it."""
-    coarse = coarse_deltas(deltas)
-    return next(k for k in range(j, len(deltas)) if deltas[k] in coarse)
-
-
-def assemble(cells: dict, ns: list[int], deltas: list[float], meta: dict,
-             dense_max_n: int) -> dict:
-    """The table object: tables[mech][eps0] = list over n of lists over delta (str or None).
-
-    Rows with ``n > dense_max_n`` (``coarse_from`` on) hold amp values only at delta = 10^-k; the
-    other entries repeat the value of the largest 10^-k below their delta (rounding delta down
-    once more, at build time: still valid, since eps(delta) is non-increasing).
-    """
-    tables, tol_exc, reasons = {}, {}, {}
-    coarse_from = next((i for i, n in enumerate(ns) if n > dense_max_n), len(ns))
-    for m in MECHANISMS:
-        src = m.get("same_as", m["id"])
-        if "same_as" in m:
-            continue
-        per = tables.setdefault(src, {})
+def assemble(cells: dict, meta: dict, old: dict | None = None) -> tuple[dict, dict]:
+    old = old or {}
+    srcs = [m["id"] for m in MECHANISMS if "same_as" not in m]
+    ns = sorted({n for (_, _, n) in cells} | {n for (_, _, n) in old})
+    rows, stats = {}, {"points": 0, "skipped": 0, "rows": 0, "missing_rows": 0,
+                       "rows_with_first_table_pairs": 0, "rows_only_first_table": 0}
+    reasons = {}
+    for src in srcs:
+        per = rows.setdefault(src, {})
         for e0 in EPS0:
-            rows = []
-            for i, n in enumerate(ns):
-                c = cells[(src, e0, n)]
-                row = []
-                for j in range(len(deltas)):
-                    js = j if i < coarse_from else source_index(deltas, j)
-                    v, tol, reason = c[deltas[js]]
-                    key = f"{src}|{e0:g}|{i}|{js}"
-                    if v is None:
-                        row.append(None)
-                        reasons[key] = reason
-                    else:
-                        row.append(store(v, e0))
-                        if tol != REL_TOLS[0]:
-                            tol_exc[key] = tol
-                rows.append(row)
-            per[f"{e0:g}"] = rows
-    return {"meta": meta, "mechanisms": MECHANISMS, "eps0": EPS0, "n": ns, "delta": deltas,
-            "coarse_from": coarse_from,
-            "coarse_delta_index": [deltas.index(d) for d in coarse_deltas(deltas)],
-            "tables": tables, "rel_tol_exceptions": tol_exc, "null_reasons": reasons}
-
-
-def rounding_costs(table: dict) -> dict:
-    """Worst rounding cost per table cell, from the table itself.
-
-    A query with grid_n[i] <= n < grid_n[i+1] and delta[j] <= delta < delta[j-1] (deltas
-    descending) is answered by cell (i, j); its exact bound is at least the one at
-    (i+1, j-1), so value(i, j) / value(i+1, j-1) - 1 bounds the cost (up to the stored
-    values' own rounding, <= 0.13%). Row j = 0 only answers delta = delta[0] (larger deltas
-    are refused), so its neighbour is (i+1, 0). In a coarse neighbour row the neighbour is the
-    computed delta 10^-k at or above delta[j-1]. The last n row answers every larger n: no
-    relative bound, not counted.
-    """
-    costs, infinite = [], 0
-    coarse_from, coarse = table["coarse_from"], table["coarse_delta_index"]
-    for src, per in table["tables"].items():
-        for e0, rows in per.items():
-            for i in range(len(rows) - 1):
-                for j in range(len(rows[i])):
-                    j2 = max(j - 1, 0)
-                    if i + 1 >= coarse_from:   # a computed delta >= delta[j2] (round it UP)
-                        j2 = max(k for k in coarse if k <= j2)
-                    a, b = rows[i][j], rows[i + 1][j2]
-                    if a is None or b is None:
-                        continue
-                    a, b = float(a), float(b)
-                    if b == 0:
-                        infinite += a > 0
-                        continue
-                    costs.append((a / b - 1, src, e0, i, j))
-    costs.sort(reverse=True)
-    worst = costs[0] if costs else (0.0, None, None, None, None)
-    return {"cells": len(costs) + infinite, "max": round(worst[0], 4),
-            "max_at": {"mechanism": worst[1], "eps0": worst[2],
-                       "n": table["n"][worst[3]] if worst[3] is not None else None,
-                       "delta": table["delta"][worst[4]] if worst[4] is not None else None},
-            "share_at_most_10pct": round(sum(c[0] <= 0.1 for c in costs) / max(len(costs), 1), 4),
-            "unbounded": infinite}
+            lst = []
+            for n in ns:
+                c, o = cells.get((src, e0, n)), old.get((src, e0, n))
+                if c is None and not o:
+                    lst.append(None)
+                    stats["missing_rows"] += 1
+                    continue
+                r, st = encode_row(c, o)
+                lst.append(r)
+                stats["rows"] += 1
+                stats["points"] += st["points"]
+                stats["skipped"] += st["skipped"]
+                stats["rows_with_first_table_pairs"] += bool(o)
+                stats["rows_only_first_table"] += c is None
+                if c is not None and (c["reasons"] or c["msg0"]):
+                    reasons[f"{src}|{e0:g}|{n}"] = {"points": sorted(int(k) for k in c["reasons"]),
+                                                     "delta0": c["msg0"]}
+            per[f"{e0:g}"] = lst
+    ks = [r[0] + len(r[2]) // 2 for per in rows.values() for lst in per.values()
+          for r in lst if r is not None]
+    kmin = min(r[0] for per in rows.values() for lst in per.values() for r in lst if r)
+    kmax = max(ks)
+    meta = {**meta, **{"rows": stats["rows"], "pairs": stats["points"],
+                       "points_inheriting_predecessor": stats["skipped"],
+                       "rows_not_computed": stats["missing_rows"],
+                       "rows_with_first_table_pairs": stats["rows_with_first_table_pairs"],
+                       "rows_only_first_table": stats["rows_only_first_table"]}}
+    table = {"meta": meta, "mechanisms": MECHANISMS, "eps0": EPS0, "n": ns,
+             "delta_range": list(DELTA_RANGE), "q_per_decade": Q_PER_DECADE,
+             "alphabet": ALPHABET, "eps_lattice_k0": kmin,
+             "eps_lattice": [eps_at(k) for k in range(kmin, kmax)],
+             "rows": rows, "uncertified": reasons}
+    return table, stats
 
 
 def to_js(obj: dict) -> str:
-    """JSON with the stored values as bare numbers (the 4-digit decimal strings unquoted)."""
-    text = json.dumps(obj, separators=(",", ":"))
-    # values were stored as strings "1.234e-05"; unquote only inside "tables"
-    head, sep, tail = text.partition('"tables":')
-    body, sep2, rest = tail.partition(',"rel_tol_exceptions":')
-    import re
-    body = re.sub(r'"(\d\.\d+e[+-]\d+)"', r"\1", body)
-    return ("/* Generated by scripts/build_calculator_table.py: certified eps(delta) upper values "
+    return ("/* Generated by scripts/build_calculator_table.py: certified (eps, delta) pairs "
             "computed by amp. Do not edit. */\nwindow.AMP_CALC_TABLE = "
-            + head + sep + body + sep2 + rest + ";\n")
+            + json.dumps(obj, separators=(",", ":")) + ";\n")
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--n-grid", default=N_GRID,
-                    help="segments per_decade:lo_exp:hi_exp of the n grid (default %(default)s)")
-    ap.add_argument("--delta-per-decade", type=int, default=2, choices=(1, 2, 3, 4))
-    ap.add_argument("--dense-max-n", type=int, default=DENSE_MAX_N,
-                    help="rows with a larger n are computed only at delta = 10^-k")
-    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--compute", action="store_true", help="compute missing rows (resumes)")
+    ap.add_argument("--assemble-only", action="store_true", help="write table.js and exit")
+    ap.add_argument("--stop-at", default=None,
+                    help="UTC time HH:MM after which no new row is started")
     ap.add_argument("--out", type=Path, default=OUT)
-    ap.add_argument("--checkpoint", type=Path, default=REPO / "artifacts" / "calc_table.jsonl")
-    ap.add_argument("--sample", action="store_true",
-                    help="time a few cells (largest n, each mechanism and eps0) and exit")
-    ap.add_argument("--computed-at-commit", default=None,
-                    help="provenance when re-assembling from a checkpoint computed earlier: the "
-                         "git commit the cells were computed with (default: HEAD now)")
+    ap.add_argument("--checkpoint", type=Path, default=CHECKPOINT)
+    ap.add_argument("--skip", nargs="*", default=[], metavar="MECH:EPS0:N",
+                    help="rows not to compute (e.g. one amp cannot finish in the budget)")
+    ap.add_argument("--skip-reason", default="",
+                    help="why the --skip rows are missing (stored in the table's provenance)")
+    ap.add_argument("--no-first-table", action="store_true",
+                    help="do not merge the first table's pairs (artifacts/calc_table.jsonl)")
     ap.add_argument("--note", default="", help="free provenance note stored in the table")
     args = ap.parse_args(argv)
-    start_commit = args.computed_at_commit or _git("rev-parse", "HEAD")
-    start_dirty = (None if args.computed_at_commit else      # unknown then: see --note
-                   [line.split(maxsplit=1)[-1]
-                    for line in _git("status", "--porcelain", "--", "amp").splitlines()])
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     import amp
 
-    ns, deltas = n_grid(args.n_grid), delta_grid(args.delta_per_decade)
-    mids = [m["id"] for m in MECHANISMS if "same_as" not in m]
-    if args.sample:
-        tasks = [(m, e0, n) for m in mids for e0 in EPS0 for n in (10**6, 10**8)]
-        deltas = [1e-4, 1e-8, 1e-12]
-    else:
-        tasks = [(m, e0, n) for m in mids for e0 in EPS0 for n in ns]
-    # checkpoint: every computed (mechanism, eps0, n, delta); a denser grid reuses them
-    cells: dict = {}
-    cpu_total = 0.0
-    if not args.sample and args.checkpoint.is_file():
-        for line in args.checkpoint.read_text().splitlines():
-            c = json.loads(line)
-            if c["n"] not in ns:
-                continue
-            cpu_total += c["cpu"]
-            per = cells.setdefault((c["mech"], c["eps0"], c["n"]), {})
-            for d, v, tol, r in zip(c["deltas"], c["values"], c["tols"], c["reasons"]):
-                per[d] = (v, tol, r)
-    coarse = coarse_deltas(deltas)
-    todo = []
-    for t in tasks:
-        want = deltas if (args.sample or t[2] <= args.dense_max_n) else coarse
-        missing = [d for d in want if d not in cells.get(t, {})]
-        if missing:
-            todo.append((*t, missing))
-    todo.sort(key=lambda t: (-t[2], t[1]))        # the expensive (large n) cells first
-    print(f"grid: {len(mids)} mechanisms x {len(EPS0)} eps0 x {len(ns)} n x {len(deltas)} delta;"
-          f" {len(todo)} of {len(tasks)} profiles to compute", flush=True)
-    args.checkpoint.parent.mkdir(parents=True, exist_ok=True)
-    t0, cpu = time.time(), 0.0
-    with ProcessPoolExecutor(max_workers=args.workers) as pool, \
-            open(args.checkpoint, "a") as ck:
-        futs = {pool.submit(compute_cell, *t): t for t in todo}
-        for k, f in enumerate(as_completed(futs), 1):
-            c = f.result()
-            c["deltas"] = futs[f][3]
-            c["git"] = start_commit
-            cpu += c["cpu"]
-            per = cells.setdefault((c["mech"], c["eps0"], c["n"]), {})
-            for d, v, tol, r in zip(c["deltas"], c["values"], c["tols"], c["reasons"]):
-                per[d] = (v, tol, r)
-            if not args.sample:
+    cells = load_checkpoint(args.checkpoint)
+    if args.compute:
+        commit = _git("rev-parse", "HEAD")
+        srcs = [m["id"] for m in MECHANISMS if "same_as" not in m]
+        skip = {(m, float(e), int(float(n))) for m, e, n in
+                (x.split(":") for x in args.skip)}
+        todo = [(m, e0, n_at(j)) for j in priority() for m in srcs for e0 in EPS0
+                if (m, e0, n_at(j)) not in cells and (m, e0, n_at(j)) not in skip]
+        print(f"{len(todo)} rows to compute ({len(cells)} in the checkpoint)", flush=True)
+        args.checkpoint.parent.mkdir(parents=True, exist_ok=True)
+        t0 = time.time()
+        with open(args.checkpoint, "a") as ck:
+            for k, (m, e0, n) in enumerate(todo, 1):
+                if args.stop_at and _dt.datetime.now(_dt.timezone.utc).strftime("%H:%M") >= \
+                        args.stop_at:
+                    print("stop time reached", flush=True)
+                    break
+                c = compute_row(m, e0, n)
+                c["git"] = commit
+                c["amp_version"] = amp.__version__
+                cells[(m, e0, n)] = c
                 ck.write(json.dumps(c) + "\n")
                 ck.flush()
-            nulls = sum(v is None for v in c["values"])
-            print(f"[{k}/{len(todo)} {time.time() - t0:7.1f}s] {c['mech']} eps0={c['eps0']:g} "
-                  f"n={c['n']}: cpu {c['cpu']:.2f}s, {nulls} null", flush=True)
-            if args.sample:
-                print("   ", c["values"], c["tols"], flush=True)
-    print(f"wall {time.time() - t0:.1f}s, cpu {cpu:.1f}s", flush=True)
-    if args.sample:
-        return 0
+                print(f"[{k}/{len(todo)} {time.time() - t0:7.1f}s] {m} eps0={e0:g} n={n}: "
+                      f"{len(c['uppers'])} pts, cpu {c['cpu']:.1f}s, "
+                      f"{len(c['reasons'])} uncertified", flush=True)
+    if not (args.compute or args.assemble_only):
+        ap.error("give --compute and/or --assemble-only")
+    commits = sorted({c.get("git", "unknown") for c in cells.values()})
     meta = {
         "amp_version": amp.__version__,
-        "git_commit": start_commit,
-        "amp_uncommitted_files_at_start": start_dirty,
+        "git_commits": commits,
+        "command": "python scripts/build_calculator_table.py --compute; then --assemble-only",
         "note": args.note,
-        "command": "python scripts/build_calculator_table.py " + " ".join(argv or sys.argv[1:]),
         "date_utc": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "rel_tol": REL_TOLS[0], "rel_tol_fallbacks": list(REL_TOLS[1:]),
-        "stored": "ceil to 4 significant digits of value * (1 + 2e-4)",
-        "bound": "upper (Theorem 4, optimal decomposition), amp.epsilon_for(amp.profile(m, n), delta)",
-        "cpu_seconds": round(cpu_total + cpu, 1),
-        "n_grid": args.n_grid, "delta_per_decade": args.delta_per_decade,
-        "dense_max_n": args.dense_max_n,
+        "delta_rel_tol": REL_TOLS[0], "delta_rel_tol_fallbacks": list(REL_TOLS[1:]),
+        "bound": "upper (Theorem 4, optimal decomposition): amp.profile(m, n).delta(eps).upper",
+        "stored": "eps_i = ceil4(10^(k/67)); delta_i = 10^(-q/300), q = floor(-300 log10 upper) - 1,"
+                  " running min of delta along eps",
+        "cpu_seconds": round(sum(c["cpu"] for c in cells.values()), 1),
     }
-    table = assemble(cells, ns, deltas, meta, args.dense_max_n)
-    table["meta"]["rounding_cost"] = rounding_costs(table)
-    print("rounding cost:", table["meta"]["rounding_cost"], flush=True)
+    if args.skip:
+        meta["rows_skipped"] = [
+            {"mech": m, "eps0": float(e), "n": int(float(n)), "reason": args.skip_reason}
+            for m, e, n in (x.split(":") for x in args.skip)]
+    old = {} if args.no_first_table else old_pairs()
+    if old:
+        meta["first_table"] = (
+            "rows also hold the pairs (eps(delta) upper, delta) of the first table (cells at "
+            "delta = 1 and 3 x 10^-k, rel_tol 1e-4; artifacts/calc_table.jsonl), computed "
+            "2026-12-01 03:44-04:45 UTC at commits 75a68f4, 9e465df, 4b22cc4, e2b0215 (amp "
+            "0.2.0; other sessions had uncommitted changes in amp/ meanwhile)")
+    table, stats = assemble(cells, meta, old)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(to_js(table))
-    print(f"wrote {args.out} ({args.out.stat().st_size / 1024:.0f} kB)")
+    print(f"wrote {args.out} ({args.out.stat().st_size / 1024:.0f} kB): {stats}", flush=True)
     return 0
 
 

@@ -347,8 +347,8 @@ _CALC_READ_JS = """
   const out = document.getElementById('amp-calc-out');
   const box = document.getElementById('amp-static-calc');
   return {status: out.dataset.status || null, eps: out.dataset.eps || null,
-          gridN: out.dataset.gridN || null, gridDelta: out.dataset.gridDelta || null,
-          cost: out.dataset.cost || null,
+          gridN: out.dataset.gridN || null, pairEps: out.dataset.pairEps || null,
+          pairDelta: out.dataset.pairDelta || null, cost: out.dataset.cost || null,
           text: out.innerText,
           boxOverflow: box.scrollWidth > box.clientWidth + 1,
           pageOverflow: document.documentElement.scrollWidth >
@@ -364,8 +364,9 @@ def static_calculator_answers(checker: "SiteChecker", cases: list[tuple],
 
     ``cases``: ``(name, mechanism id, eps0, n text, delta text)``. For each case the form is
     filled as a reader would (select, type, press the button) and the answer block is read: its
-    ``status`` (``ok``, ``refused``, ``not-covered``), ``eps`` (the certified value shown),
-    the grid point that answered and the visible text. With ``screenshot_dir``, the calculator is
+    ``status`` (``ok``, ``refused``), ``eps`` (the certified value shown), the grid n and the
+    certified pair ``(pairEps, pairDelta)`` that answered, the stated rounding ``cost`` and the
+    visible text. With ``screenshot_dir``, the calculator is
     screenshotted after each case (``static-calculator-<name>.png``). Returns ``(answers,
     problems)``; problems are console/page errors and non-local requests on the page.
     """

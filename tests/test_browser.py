@@ -94,16 +94,19 @@ def test_page_renders_offline(checker: SiteChecker, path: str) -> None:
 
 
 # ----------------------------------------------------------------------------- static calculator
-#: (name, mechanism id, eps0, n typed, delta typed): on-grid and off-grid inputs, then refusals.
+#: (name, mechanism id, eps0, n typed, delta typed): inputs off the n grid and arbitrary deltas
+#: (the page does not round delta), one near eps = 0, one above the table, then refusals.
 CALC_CASES = [
-    ("krr10-on-grid", "krr10", 4.0, "10000", "1e-6"),
+    ("krr10-on-grid-n", "krr10", 4.0, "10000", "1e-6"),
     ("krr10-off-grid", "krr10", 4.0, "11000", "8e-7"),
     ("rappor-off-grid", "rappor", 2.0, "270000", "4e-9"),
     ("krr3-off-grid", "krr3", 8.0, "4200", "2.5e-5"),
     ("hr-off-grid", "hr", 1.0, "52000", "1.5e-10"),
     ("oue-off-grid", "oue", 4.0, "850", "4e-6"),
-    ("krr10-coarse-row", "krr10", 4.0, "5e6", "3e-8"),      # rows above 1e6: deltas 10^-k only
-    ("krr100-above-table", "krr100", 2.0, "200000000", "1e-9"),   # the last row answers
+    ("krr10-5e6", "krr10", 4.0, "5e6", "3e-8"),
+    ("krr100-2e8", "krr100", 2.0, "200000000", "1e-9"),
+    ("krr10-near-zero-1e9", "krr10", 2.0, "1e9", "5e-5"),
+    ("blh-above-table", "blh", 8.0, "3e9", "1e-10"),
 ]
 CALC_REFUSED = [
     ("refused-n-not-a-number", "krr10", 4.0, "ten thousand", "1e-6"),
@@ -116,6 +119,10 @@ CLI_FLAGS = {"krr3": ["--mechanism", "krr", "--k", "3"], "krr10": ["--mechanism"
              "krr100": ["--mechanism", "krr", "--k", "100"], "rappor": ["--mechanism", "rappor"],
              "oue": ["--mechanism", "oue"], "blh": ["--mechanism", "blh"],
              "hr": ["--mechanism", "hadamard"]}
+#: The page's promise (chapter 10): up to n = 1e7 within 10% of the CLI, or within NEAR_ZERO in
+#: absolute terms where eps is near 0 (there a grid row's eps > 0 = the exact eps at a larger n:
+#: no relative bound exists); above 1e7 the rows are sparser and the page states its cost.
+TARGET, NEAR_ZERO, DENSE_MAX_N = 0.10, 2e-3, 10**7
 
 
 def _cli_eps(mech: str, eps0: float, n_text: str, delta_text: str) -> float:
@@ -128,13 +135,13 @@ def _cli_eps(mech: str, eps0: float, n_text: str, delta_text: str) -> float:
 
 
 def test_static_calculator_matches_cli(checker: SiteChecker) -> None:
-    """The static page's answer is never below the CLI at the exact inputs.
+    """The static page's answer is never below the CLI at the exact inputs, and close to it.
 
-    At a grid point it is within 0.2% of the CLI (the stored value's margin and 4-digit
-    rounding); off the grid it is within the rounding cost the page itself states (the table's
-    value at the next grid point up). The issue's target, within 10% of the CLI everywhere,
-    needs a denser table than the committed one (see scripts/build_calculator_table.py); the
-    ratios are printed and saved with the screenshots.
+    Up to n = 1e7: within 10% of the CLI, or within 2e-3 absolute near eps = 0. Above: within
+    the rounding cost the page states (an estimate from the next grid row), or 2e-3 absolute;
+    above the table's last n no cost is stated (valid, not tight). The answer names its grid n
+    and the certified pair (eps_i, delta_i) with delta_i <= the typed delta. The ratios are
+    printed and saved with the screenshots.
     """
     answers, problems = static_calculator_answers(checker, CALC_CASES + CALC_REFUSED,
                                                   SCREENSHOTS)
@@ -148,24 +155,27 @@ def test_static_calculator_matches_cli(checker: SiteChecker) -> None:
         a = by_name[name]
         assert a["status"] == "ok", (name, a["text"])
         page_eps = float(a["eps"])
-        cli = _cli_eps(mech, eps0, n_text, delta_text)
         n, delta = float(n_text), float(delta_text)
-        on_grid = int(a["gridN"]) == n and float(a["gridDelta"]) == delta
-        report.append(f"{name}: n={n_text} delta={delta_text} page={page_eps} cli={cli:.6g} "
-                      f"ratio={page_eps / cli:.4f} grid=({a['gridN']}, {a['gridDelta']}) "
+        cli = _cli_eps(mech, eps0, n_text, delta_text) if n <= 10**9 else None
+        report.append(f"{name}: n={n_text} delta={delta_text} page={page_eps} cli={cli} "
+                      + (f"ratio={page_eps / cli:.4f} " if cli else "")
+                      + f"grid n={a['gridN']} pair=({a['pairEps']}, {a['pairDelta']}) "
                       f"stated cost={a['cost']}")
+        assert int(a["gridN"]) <= n and a["gridN"] in a["text"]
+        assert float(a["pairDelta"]) <= delta or page_eps in (0.0, eps0)
+        assert page_eps <= eps0
+        if cli is None:                      # above the table: the last row, no cost stated
+            assert "above the table's largest n" in a["text"] and a["cost"] is None
+            continue
         assert page_eps >= cli, f"{name}: page {page_eps} below the CLI's {cli}"
-        assert int(a["gridN"]) <= n and float(a["gridDelta"]) <= delta
-        assert "grid point" in a["text"] and a["gridN"] in a["text"]
-        if "above the table's largest n" in a["text"]:
-            assert a["cost"] is None                 # valid (monotone in n), no cost stated
-        elif on_grid:
-            assert page_eps <= 1.002 * cli, f"{name}: page {page_eps} vs CLI {cli} at a grid point"
+        if page_eps - cli <= NEAR_ZERO:
+            continue
+        if n <= DENSE_MAX_N:
+            assert page_eps <= (1 + TARGET) * cli, f"{name}: page {page_eps} vs CLI {cli}"
         else:
             assert a["cost"] is not None, f"{name}: no rounding cost stated"
-            # the stated cost compares with the next grid point's stored value, itself up to
-            # 0.13% above amp's value there, and the CLI's own bracket (1e-4)
-            assert page_eps <= cli * (1 + float(a["cost"])) * 1.0015, (
+            # the stated cost is against a lower estimate of the bound at the next grid n
+            assert page_eps <= cli * (1 + float(a["cost"])) * 1.001, (
                 f"{name}: page {page_eps} is more than the stated {a['cost']} above {cli}")
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     (SCREENSHOTS / "static-calculator-vs-cli.txt").write_text("\n".join(report) + "\n")
