@@ -7,10 +7,12 @@ enumerates the multinomial counts of all types but one (conditional binomials, l
 Windows of +-12 standard deviations; the accuracy is ~1e-9 relative for the deltas tested
 (>= 1e-9), which is what the comparison allows.
 
-The laws are written down here from the mechanism definitions (k-RR's blanket law of
-Theorem 4; Theorem 5's laws of the paper's pair and the two backgrounds), not taken from amp.
+The laws are written down here from the mechanism definitions (Theorem 4's blanket law and
+Theorem 5's laws of the paper's pair and the two backgrounds, for k-RR and for the Table 1
+forms of RAPPOR, OUE, BLH and Hadamard response), not taken from amp.
 
-Checks, on random (k, eps0, n, eps) with n <= 2000:
+Checks, on random (mechanism, eps0, n, eps) with n <= 2000 (k-RR), n <= 1000 (bit mechanisms'
+upper bound), n <= 20 (their 7-type lower law):
 * Theorem 4: amp's upper end >= oracle, amp's lower end <= oracle (the bracket contains it);
 * Theorem 5: amp's lower-bound bracket (max over laws) contains the oracle's max;
 * eps(delta): amp's upper eps >= the oracle's eps (bisection on the oracle), and the lower
@@ -112,8 +114,54 @@ def krr_lower(k: int, E: float):
     return laws
 
 
+def bit_params(name: str, E: float) -> tuple[float, float]:
+    """``(p_own, p_other)``: the chance that the bit (unary encodings) or set membership (local
+    hashing with g = 2, Hadamard response) of an input is 1 in the report of that input, and
+    of another input (Table 1's large-domain limit)."""
+    if name == "rappor":                     # each bit kept w.p. e^(eps0/2) / (1 + e^(eps0/2))
+        q = 1 / (1 + math.sqrt(E))
+        return 1 - q, q
+    if name == "oue":                        # own bit 1 w.p. 1/2, others w.p. 1/(e^eps0 + 1)
+        return 0.5, 1 / (E + 1)
+    return E / (E + 1), 0.5                  # blh (g = 2) and hr: own set w.p. e/(e+1)
+
+
+def bit_upper(name: str, E: float):
+    """Theorem 4's blanket law: ratios ``E^u`` on the bits ``u`` of x0, ``E^w`` of x1; the
+    blanket is the report law with the two bits at their least likely value."""
+    p_own, p_oth = bit_params(name, E)
+    gamma = (1 - p_own) / (1 - p_oth)        # min ratio (bit 0) times the base law
+    out = []
+    for u in (0, 1):
+        for w in (0, 1):
+            pr = (p_oth if u else 1 - p_oth) * (p_oth if w else 1 - p_oth) * gamma
+            out.append((E ** u, E ** w, pr))
+    return [out]
+
+
+def bit_lower(name: str, E: float):
+    """Theorem 5's laws: y ~ R(x2) with bits (u0, u1, u2) of x0, x1, x2; the paper's pair
+    (x2 a third input), then x2 = x0 and x2 = x1."""
+    p_own, p_oth = bit_params(name, E)
+    B = lambda u, pr: pr if u else 1 - pr                       # noqa: E731
+    paper = [(E ** (u0 - u2), E ** (u1 - u2), B(u0, p_oth) * B(u1, p_oth) * B(u2, p_own))
+             for u0 in (0, 1) for u1 in (0, 1) for u2 in (0, 1)]
+    bg0 = [(1.0, E ** (u1 - u0), B(u0, p_own) * B(u1, p_oth)) for u0 in (0, 1) for u1 in (0, 1)]
+    bg1 = [(E ** (u0 - u1), 1.0, B(u1, p_own) * B(u0, p_oth)) for u0 in (0, 1) for u1 in (0, 1)]
+    return [paper, bg0, bg1]
+
+
+def merged(types):
+    """Equal atoms merged (fewer types to enumerate)."""
+    out: dict = {}
+    for a, b, pr in types:
+        key = (round(a, 12), round(b, 12))
+        out[key] = (a, b, out.get(key, (a, b, 0.0))[2] + pr)
+    return list(out.values())
+
+
 def oracle(laws, n, eps):
-    return max(oracle_delta(L, n, eps) for L in laws)
+    return max(oracle_delta(merged(L), n, eps) for L in laws)
 
 
 def oracle_eps(laws, n, delta, eps_hi):
@@ -141,12 +189,24 @@ def main() -> int:
     checks = 0
     t0 = time.time()
     for case in range(a.cases):
-        k = int(rng.choice([2, 3, 4, 5, 10, 30, 100, 1000]))
+        k = int(rng.choice([2, 3, 4, 5, 10, 30, 100, 1000, 0, 0, 0, 0]))
         eps0 = float(np.exp(rng.uniform(math.log(0.05), math.log(8.0))))
-        n = int(np.exp(rng.uniform(math.log(2), math.log(2000))))
         E = math.exp(eps0)
-        mech = amp.KRR(eps0, k=k)
-        for bound, laws in (("upper", krr_upper(k, E)), ("lower", krr_lower(k, E))):
+        if k:
+            name = f"{k}-RR"
+            n = int(np.exp(rng.uniform(math.log(2), math.log(2000))))
+            mech = amp.KRR(eps0, k=k)
+            sides = (("upper", krr_upper(k, E)), ("lower", krr_lower(k, E)))
+        else:
+            name = str(rng.choice(["rappor", "oue", "blh", "hr"]))
+            mech = {"rappor": amp.RAPPOR, "oue": amp.OUE, "blh": amp.BLH,
+                    "hr": amp.HadamardResponse}[name](eps0)
+            n = int(np.exp(rng.uniform(math.log(2), math.log(1000))))
+            # the 7-type lower law is enumerated over 6 types: small n only
+            sides = (("upper", bit_upper(name, E)),
+                     ("lower", bit_lower(name, E))) if n <= 20 else (
+                ("upper", bit_upper(name, E)),)
+        for bound, laws in sides:
             eps = float(rng.uniform(0, eps0))
             exact = oracle(laws, n, eps)
             b = amp.delta(mech, n, eps, bound=bound)
@@ -154,13 +214,13 @@ def main() -> int:
             ok = b.lower <= exact * (1 + SLACK) + ABS and b.upper >= exact * (1 - SLACK) - ABS
             if not ok:
                 bad += 1
-                print(f"VIOLATION delta {bound}: k={k} eps0={eps0!r} n={n} eps={eps!r}: "
+                print(f"VIOLATION delta {bound}: {name} eps0={eps0!r} n={n} eps={eps!r}: "
                       f"amp [{b.lower!r}, {b.upper!r}] oracle {exact!r}", flush=True)
             d0 = exact if 1e-9 < exact < 0.5 else 10 ** rng.uniform(-8, -3)
             try:
                 e = amp.epsilon(mech, n, d0, bound=bound)
             except amp.AmpError as exc:
-                print(f"  refused eps {bound} k={k} eps0={eps0:g} n={n} delta={d0:g}: {exc}")
+                print(f"  refused eps {bound} {name} eps0={eps0:g} n={n} delta={d0:g}: {exc}")
                 continue
             ol = oracle_eps(laws, n, d0, eps0)
             olo, ohi = (ol, ol) if isinstance(ol, float) else ol
@@ -168,11 +228,11 @@ def main() -> int:
             tol = 1e-7 * max(ohi, 1e-12)
             if bound == "upper" and e.upper < olo - tol:
                 bad += 1
-                print(f"VIOLATION eps upper: k={k} eps0={eps0!r} n={n} delta={d0!r}: amp "
+                print(f"VIOLATION eps upper: {name} eps0={eps0!r} n={n} delta={d0!r}: amp "
                       f"{e.upper!r} < oracle [{olo!r}, {ohi!r}]", flush=True)
             if bound == "lower" and e.lower > ohi + tol:
                 bad += 1
-                print(f"VIOLATION eps lower: k={k} eps0={eps0!r} n={n} delta={d0!r}: amp "
+                print(f"VIOLATION eps lower: {name} eps0={eps0!r} n={n} delta={d0!r}: amp "
                       f"{e.lower!r} > oracle [{olo!r}, {ohi!r}]", flush=True)
         if case % 10 == 9:
             print(f"  {case + 1} cases, {checks} checks, {bad} violations, "
