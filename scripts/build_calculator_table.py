@@ -168,8 +168,15 @@ def compute_row(mid: str, eps0: float, n: int) -> dict:
     t0 = time.process_time()
     prof = amp.profile(make_mechanism(mid, eps0), n)
     # the lattice range (the searches only place the grid; their values are not stored)
-    hi = amp.epsilon_for(prof, DELTA_RANGE[0], rel_tol=1e-2).upper
-    lo = amp.epsilon_for(prof, DELTA_RANGE[1], rel_tol=1e-2).lower
+    # a search amp cannot finish widens the range instead (eps0 at the top, hi/30 below)
+    try:
+        hi = amp.epsilon_for(prof, DELTA_RANGE[0], rel_tol=1e-2).upper
+    except amp.NumericalError:
+        hi = eps0
+    try:
+        lo = amp.epsilon_for(prof, DELTA_RANGE[1], rel_tol=1e-2).lower
+    except amp.NumericalError:
+        lo = 0.0
     top = math.ceil(EPS_PER_DECADE * math.log10(max(hi, 1e-300) * 1.035))
     k_eps0 = math.ceil(EPS_PER_DECADE * math.log10(eps0))
     top = min(top, k_eps0)             # eps0 itself is always valid: nothing above is needed
@@ -380,6 +387,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--checkpoint", type=Path, default=CHECKPOINT)
     ap.add_argument("--skip", nargs="*", default=[], metavar="MECH:EPS0:N",
                     help="rows not to compute (e.g. one amp cannot finish in the budget)")
+    ap.add_argument("--slow-last", action="store_true",
+                    help="compute the slow rows (RAPPOR/OUE/BLH at eps0 <= 2) after the others")
     ap.add_argument("--skip-reason", default="",
                     help="why the --skip rows are missing (stored in the table's provenance)")
     ap.add_argument("--no-first-table", action="store_true",
@@ -397,6 +406,11 @@ def main(argv: list[str] | None = None) -> int:
                 (x.split(":") for x in args.skip)}
         todo = [(m, e0, n_at(j)) for j in priority() for m in srcs for e0 in EPS0
                 if (m, e0, n_at(j)) not in cells and (m, e0, n_at(j)) not in skip]
+        if args.slow_last:
+            # measured: RAPPOR/OUE/BLH at eps0 <= 2 cost 5-30 s per row near n = 1e4 (amp's
+            # structured backend takes ~1 s at some eps there), other rows ~0.1-2 s: do the
+            # cheap rows first (a stable sort keeps the priority order within each group)
+            todo.sort(key=lambda t: t[0] in ("rappor", "oue", "blh") and t[1] <= 2)
         print(f"{len(todo)} rows to compute ({len(cells)} in the checkpoint)", flush=True)
         args.checkpoint.parent.mkdir(parents=True, exist_ok=True)
         t0 = time.time()
@@ -406,7 +420,12 @@ def main(argv: list[str] | None = None) -> int:
                         args.stop_at:
                     print("stop time reached", flush=True)
                     break
-                c = compute_row(m, e0, n)
+                try:
+                    c = compute_row(m, e0, n)
+                except amp.AmpError as exc:        # nothing stored for this row: no guess
+                    print(f"[{k}/{len(todo)}] {m} eps0={e0:g} n={n}: row skipped: {exc}",
+                          flush=True)
+                    continue
                 c["git"] = commit
                 c["amp_version"] = amp.__version__
                 cells[(m, e0, n)] = c

@@ -105,7 +105,7 @@ CALC_CASES = [
     ("oue-off-grid", "oue", 4.0, "850", "4e-6"),
     ("krr10-5e6", "krr10", 4.0, "5e6", "3e-8"),
     ("krr100-2e8", "krr100", 2.0, "200000000", "1e-9"),
-    ("krr10-near-zero-1e9", "krr10", 2.0, "1e9", "5e-5"),
+    ("krr100-near-zero-3e7", "krr100", 1.0, "3e7", "5e-5"),
     ("blh-above-table", "blh", 8.0, "3e9", "1e-10"),
 ]
 CALC_REFUSED = [

@@ -1,0 +1,126 @@
+#!/usr/bin/env python
+"""Rounding cost of chapter 10's static calculator against amp's direct answer.
+
+Draws random questions (mechanism and eps0 uniform over the table's, n log-uniform in each n
+range, delta log-uniform in [1e-12, 1e-4]), answers each with the page's lookup (the Python
+mirror ``answer`` of scripts/build_calculator_table.py, which tests/test_calculator_table.py
+checks against calculator.js) and with ``amp.epsilon_for(amp.profile(m, n), delta)`` (certified
+upper value, rel_tol 1e-4), and prints per n range the median / 90% / max of
+
+    cost = page / amp - 1
+
+over the questions whose answers differ by more than ``--near-zero`` (absolute); the others
+(eps near 0, where no relative bound exists) are counted apart with their largest absolute
+difference. A page answer below amp's certified lower end would be an invalid bound: counted
+and reported (must be 0). Also prints the size of table.js.
+
+Usage::
+
+    nice -n 10 .venv/bin/python bench/bench_calculator.py | tee bench/results/bench_calculator.txt
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "scripts"))
+sys.path.insert(0, str(REPO / "tests"))
+
+#: n ranges and the number of questions in each (the large ones cost seconds to minutes each)
+RANGES = [(1e2, 1e4, 40), (1e4, 1e6, 40), (1e6, 1e7, 25), (1e7, 1e8, 6), (1e8, 1e9, 4)]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--seed", type=int, default=2026)
+    ap.add_argument("--scale", type=float, default=1.0, help="multiply the sample counts")
+    ap.add_argument("--near-zero", type=float, default=2e-3)
+    ap.add_argument("--n-min", type=float, default=0, help="only the n ranges from here")
+    ap.add_argument("--n-max", type=float, default=math.inf, help="only the n ranges up to here")
+    args = ap.parse_args(argv)
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    import amp
+    import build_calculator_table as B
+    from test_calculator_table import MECHS, TABLE_JS, load_table
+
+    table = load_table()
+    rng = random.Random(args.seed)
+    ids = [m["id"] for m in table["mechanisms"]]
+    print(f"table.js: {TABLE_JS.stat().st_size / 1024:.0f} kB, {table['meta']['rows']} rows, "
+          f"{table['meta']['pairs']} pairs, n grid {len(table['n'])} values "
+          f"({table['n'][0]} .. {table['n'][-1]:.3g}); amp {amp.__version__}")
+    per_decade = {}
+    for lo_exp in range(2, 9):
+        k = sum(10 ** lo_exp <= n < 10 ** (lo_exp + 1) for n in table["n"])
+        per_decade[f"1e{lo_exp}-1e{lo_exp + 1}"] = k
+    print("grid n per decade:", per_decade)
+    print(f"{'n range':>12} {'q':>4} {'median':>8} {'90%':>8} {'max':>8} {'near0':>6} "
+          f"{'maxabs0':>9} {'invalid':>7} {'amp s':>7}")
+    lines = []
+    for lo, hi, count in RANGES:
+        if lo < args.n_min or hi > args.n_max:
+            continue
+        costs, near, near_abs, invalid, worst, t0 = [], 0, 0.0, 0, None, time.time()
+        refused = 0
+        for _ in range(max(1, round(count * args.scale))):
+            mid, e0 = rng.choice(ids), rng.choice(table["eps0"])
+            n = int(10 ** rng.uniform(math.log10(lo), math.log10(hi)))
+            delta = 10 ** rng.uniform(-12, -4)
+            page = B.answer(table, mid, e0, n, delta)["eps"]
+            prof, b = amp.profile(MECHS[mid](e0), n), None
+            for rt in (1e-3, 1e-2):
+                try:
+                    b = amp.epsilon_for(prof, delta, rel_tol=rt)
+                    break
+                except amp.NumericalError as exc:
+                    print(f"  amp refused rel_tol {rt:g} at {mid} eps0={e0} n={n} "
+                          f"delta={delta:.3g}: {str(exc)[:90]}")
+            if b is None:
+                refused += 1
+                continue
+            if page < b.lower:
+                invalid += 1
+                print(f"  INVALID: {mid} eps0={e0} n={n} delta={delta:.3g}: page {page} < "
+                      f"amp {b.bracket}")
+            if page - b.upper <= args.near_zero:
+                if b.upper == 0 or page / b.upper - 1 > 0.10:
+                    near += 1
+                    near_abs = max(near_abs, page - b.upper)
+                    continue
+            c = page / b.upper - 1
+            costs.append(c)
+            if worst is None or c > worst[0]:
+                worst = (c, mid, e0, n, delta, page, b.upper)
+        costs.sort()
+        q = len(costs)
+        row = (f"{f'{lo:.0e}-{hi:.0e}':>12} {q:>4} "
+               + (f"{100 * statistics.median(costs):7.1f}% {100 * costs[max(0, math.ceil(0.9 * q) - 1)]:7.1f}% "
+                  f"{100 * costs[-1]:7.1f}%" if q else f"{'-':>8} {'-':>8} {'-':>8}")
+               + f" {near:>6} {near_abs:9.2e} {invalid:>7} {time.time() - t0:7.1f}"
+               + (f"  ({refused} questions amp could not certify)" if refused else ""))
+        print(row, flush=True)
+        if worst:
+            print(f"{'':>12} worst: {worst[1]} eps0={worst[2]:g} n={worst[3]} "
+                  f"delta={worst[4]:.3g}: page {worst[5]} vs amp {worst[6]:.6g}", flush=True)
+        lines.append(row)
+    print("cost = page/amp - 1 over questions off by more than "
+          f"{args.near_zero:g} or by more than 10%; near0 = answers within {args.near_zero:g} "
+          "of amp but more than 10% above it (eps near 0; maxabs0 = largest difference); "
+          "invalid = page below amp's certified lower end (must be 0)")
+    print("meta:", json.dumps({k: table["meta"][k] for k in
+                               ("date_utc", "git_commits", "cpu_seconds", "rows_not_computed",
+                                "rows_only_first_table") if k in table["meta"]}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
