@@ -18,10 +18,10 @@ the law that attains the maximum, wall time and peak memory.
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
 import sys
 from pathlib import Path
+
+from child import run_child
 
 HERE = Path(__file__).resolve().parent
 NEW_TREE = HERE.parent
@@ -50,14 +50,7 @@ MECHS = ("10-RR", "RAPPOR", "OUE", "BLH")
 
 
 def run(tree: Path, name: str, n: str, eps0: float, delta: float, timeout: float) -> dict:
-    try:
-        p = subprocess.run([sys.executable, "-c", CHILD, str(tree), name, n, str(eps0),
-                            str(delta)], capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return {"error": f"timeout after {timeout:g} s"}
-    if p.returncode != 0 or not p.stdout.strip():
-        return {"error": (p.stderr.strip().splitlines() or ["no output"])[-1][:160]}
-    return json.loads(p.stdout.strip().splitlines()[-1])
+    return run_child(CHILD, [str(tree), name, n, str(eps0), str(delta)], timeout)
 
 
 def show(tag: str, r: dict) -> str:

@@ -13,10 +13,9 @@ older tree (e.g. a ``git worktree``) side by side.
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
-import sys
 from pathlib import Path
+
+from child import run_child
 
 HERE = Path(__file__).resolve().parent
 NEW_TREE = HERE.parent
@@ -47,14 +46,7 @@ print(json.dumps(out))
 
 
 def run(tree: Path, case: str, d: int, timeout: float) -> dict:
-    try:
-        p = subprocess.run([sys.executable, "-c", CHILD, str(tree), str(HERE), case, str(d)],
-                           capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return {"error": f"timeout after {timeout:g} s"}
-    if p.returncode != 0 or not p.stdout.strip():
-        return {"error": (p.stderr.strip().splitlines() or ["no output"])[-1][:160]}
-    return json.loads(p.stdout.strip().splitlines()[-1])
+    return run_child(CHILD, [str(tree), str(HERE), case, str(d)], timeout)
 
 
 def show(tag: str, r: dict) -> str:
