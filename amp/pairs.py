@@ -305,7 +305,7 @@ def delta_max(ps: PairSet, n: int, eps: float, *, rel_tol: float, method: str = 
        largest refined lower end.
 
     Every evaluation builds its own :class:`LawDelta` (so the result does not depend on the
-    executor); ``abs_tol`` and ``goal`` are passed to it (:meth:`LawDelta.delta`: a bracket
+    executor); ``abs_tol`` and ``goal`` are passed to it (``LawDelta.delta``: a bracket
     narrower than ``abs_tol`` is accepted; the structured path aims at ``goal``). Returns
     ``(lower, upper, refined parts, details)``.
     """
