@@ -26,7 +26,6 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -125,7 +124,7 @@ def test_random_sample_recomputed_by_amp(table: dict) -> None:
     rows = [r for r in _rows(table) if r[2] <= 10**6]
     picks = rng.sample(rows, 12)
     picks.append(next(r for r in _rows(table) if r[0] == "blh" and r[2] == 10_000))
-    start, checked = time.perf_counter(), 0
+    checked = 0
     lat, lk0 = table["eps_lattice"], table["eps_lattice_k0"]
     for src, e0, n, row in picks:
         k0, q0, qs = B.decode_row(row)
@@ -148,7 +147,6 @@ def test_random_sample_recomputed_by_amp(table: dict) -> None:
     assert B.q_delta(qs[len(qs) // 2]) >= amp.profile(amp.HadamardResponse(e0), n).delta(
         eps, rel_tol=1e-3).upper
     print(f"{checked} stored pairs re-certified by amp")
-    assert time.perf_counter() - start < 60
 
 
 def test_delta_non_increasing_in_eps() -> None:
