@@ -20,7 +20,6 @@ fallback and n above the table.
 from __future__ import annotations
 
 import json
-import math
 import random
 import re
 import shutil
