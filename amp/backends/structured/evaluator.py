@@ -6,15 +6,17 @@ window of ``V_m`` from the model (:mod:`.model`), :class:`Evaluator` splits ever
 
 * the linear region ``x >= x_hi(T)``, summed in closed form:
   ``sum_{x>=k} P(x)(c(x) - beta m mu) = (cbar - beta m mu) P(x >= k) + A (1-r) k P(x = k)``
-  (Boost ``sf``/``pmf``; a short linear region is summed term by term in the band instead,
-  because the closed form cancels when ``x_hi`` is close to ``T``);
+  (Boost ``pmf``; ``sf`` carried along the run of ``T`` by :func:`.binomial.sf_run`, with
+  its certified relative error; a short linear region is summed term by term in the band
+  instead, because the closed form cancels when ``x_hi`` is close to ``T``);
 * the zero region ``x <= x_lo(T)``, whose value is a tail only;
 * the band in between, where :func:`evaluate` looks ``g_m(c)`` up in the nuisance tables of the
   chosen plan (:mod:`.tables`, :mod:`.zsplit`, :mod:`.lattice`), with ``P(x | T)`` by a
   log-ratio recurrence from one Boost ``pmf`` per ``T``.
 
 :func:`assemble` adds the certified error terms of the package docstring: the explicit bound of
-the cancelling closed form (``lin_err``: ``ETA_BINOM`` on both terms plus their rounding), the
+the cancelling closed form (``lin_err``: ``ETA_BINOM`` on the ``pmf`` term, the ``sf``'s own
+certified relative error on the other, plus their rounding), the
 Bernstein tails of the linear and zero regions, ``(E - w) E[T; T outside]``, the recurrence's
 rounding of the band masses (``band_rel``), the relative factor ``1 +- REL_SAFETY`` on the
 sums of non-negative terms, the idealisation ``dev_a + e^eps dev_b`` and the floating-point
@@ -31,7 +33,7 @@ from scipy import stats
 
 from amp.core.errors import NumericalError
 from amp.core.floats import TINY, U, widen
-from amp.backends.structured.binomial import ETA_BINOM, pmf, sf
+from amp.backends.structured.binomial import ETA_BINOM, pmf, sf_run
 from amp.backends.structured.model import CountModel, Plan
 from amp.backends.structured.shape import StructuredShape, shape_atom_floor
 from amp.backends.structured.zsplit import zsplit_eval
@@ -95,16 +97,19 @@ class Evaluator:
         has_lin = self.x_hi <= Ts
         self.has_lin = has_lin
         Psf = np.zeros(Ts.size)
+        eta_sf = np.full(Ts.size, ETA_BINOM)
         Ppm = np.zeros(Ts.size)
         if np.any(has_lin):
-            Psf[has_lin] = sf(self.x_hi[has_lin] - 1, Ts[has_lin], r)
+            # P(x >= x_hi) along the run of T (Boost anchors, exact recurrences between them;
+            # each value with its certified relative error, at most RUN_REL)
+            Psf[has_lin], eta_sf[has_lin] = sf_run(self.x_hi[has_lin], Ts[has_lin], r)
             Ppm[has_lin] = pmf(self.x_hi[has_lin], Ts[has_lin], r)
         cbar = Tf * (self.gX * r + gY * (1 - r))
         base = cbar - beta * mod.m * mod.mu
         t1 = base * Psf
         t2 = A * (1 - r) * self.x_hi * Ppm
         lin = t1 + t2
-        lin_err = (ETA_BINOM * (np.abs(t1) + np.abs(t2))
+        lin_err = (np.maximum(eta_sf, ETA_BINOM) * np.abs(t1) + ETA_BINOM * np.abs(t2)
                    + 8 * U * (np.abs(cbar) + beta * mod.m * mod.mu) * Psf + 4 * U * np.abs(t2))
         self.lin_T = lin
         self.lin_err_T = lin_err
