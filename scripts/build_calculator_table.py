@@ -82,7 +82,9 @@ Q_MAX = 64 * 64 - 1 - 196        # 3899: delta ~1.03e-13 < 1e-12
 REL_TOLS = (1e-2, 1e-1)          # tried in this order for each delta(eps_i)
 ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 N_MIN_EXP, N_MAX_EXP = 2, 9
-LARGE_N = 10**7                  # above: every third lattice point (compute budget)
+LARGE_N = 10**7                  # above: the lattice range stops at eps(1e-12)/10
+GUESS_N = 10**6                  # above: the range is walked from a neighbour's (guess_range)
+REFINE_RATIO = 1.075             # consecutive rows whose answers differ more get a row between
 OLD_CHECKPOINT = REPO / "artifacts" / "calc_table.jsonl"   # the first table's cells
 
 
@@ -162,31 +164,60 @@ def _delta_upper(prof, eps: float) -> tuple[float | None, float | None, str | No
     return None, None, msg
 
 
-def compute_row(mid: str, eps0: float, n: int) -> dict:
-    """One (mechanism, eps0, n): the lattice range, then delta's certified upper end there."""
+def compute_row(mid: str, eps0: float, n: int, step: int = 1,
+                guess: tuple[float, float] | None = None) -> dict:
+    """One (mechanism, eps0, n): the lattice range, then delta's certified upper end there.
+
+    The range runs from about ``eps(1e-4)`` to ``eps(1e-12)`` (the page's deltas).  Without a
+    ``guess`` it comes from two ``epsilon_for`` searches; with ``guess = (lo, hi)`` (a
+    neighbouring row's range scaled to this n) the lattice is walked instead: up from ``hi``
+    until the certified delta is at most 1e-12 (or eps0 is reached), down from ``lo`` until it
+    is at least 1e-4 (or the floor ``hi / 10`` or ``/ 30``).  Either way only the range moves:
+    every stored value is a certified upper end, and a too-narrow range only costs the page
+    a larger (valid) answer.
+    """
     import amp
     t0 = time.process_time()
     prof = amp.profile(make_mechanism(mid, eps0), n)
-    # the lattice range (the searches only place the grid; their values are not stored)
-    # a search amp cannot finish widens the range instead (eps0 at the top, hi/30 below)
-    try:
-        hi = amp.epsilon_for(prof, DELTA_RANGE[0], rel_tol=1e-2).upper
-    except amp.NumericalError:
-        hi = eps0
-    try:
-        lo = amp.epsilon_for(prof, DELTA_RANGE[1], rel_tol=1e-2).lower
-    except amp.NumericalError:
-        lo = 0.0
-    top = math.ceil(EPS_PER_DECADE * math.log10(max(hi, 1e-300) * 1.035))
     k_eps0 = math.ceil(EPS_PER_DECADE * math.log10(eps0))
-    top = min(top, k_eps0)             # eps0 itself is always valid: nothing above is needed
-    # rows above 1e7 (0.3-1.4 s per point at 1e9): every third lattice point, down to
-    # eps(1e-12)/10 at most (the skipped points inherit their predecessor's delta: valid)
-    step, floor_div = (3, 10) if n > LARGE_N else (1, 30)
-    if lo > 0:
-        bot = math.floor(EPS_PER_DECADE * math.log10(max(lo / 1.035, hi / floor_div)))
+    # rows above 1e7: down to eps(1e-12)/10 at most (below 1e7: /30); ``step`` > 1 computes
+    # every step-th lattice point only (the skipped points inherit their predecessor's delta:
+    # valid, but the lattice then costs 1.035^step; the first table's rows above 1e7 used 3)
+    floor_div = 10 if n > LARGE_N else 30
+    memo: dict[int, tuple] = {}
+
+    def at(k: int):
+        if k not in memo:
+            memo[k] = _delta_upper(prof, float(eps_at(k)))
+        return memo[k][0]
+
+    if guess is None:
+        # a search amp cannot finish widens the range instead (eps0 at the top, hi/30 below)
+        try:
+            hi = amp.epsilon_for(prof, DELTA_RANGE[0], rel_tol=1e-2).upper
+        except amp.NumericalError:
+            hi = eps0
+        try:
+            lo = amp.epsilon_for(prof, DELTA_RANGE[1], rel_tol=1e-2).lower
+        except amp.NumericalError:
+            lo = 0.0
     else:
-        bot = math.floor(EPS_PER_DECADE * math.log10(hi / floor_div))
+        lo, hi = guess
+    top = math.ceil(EPS_PER_DECADE * math.log10(max(hi, 1e-300) * 1.035))
+    top = min(top, k_eps0)             # eps0 itself is always valid: nothing above is needed
+    if guess is not None:
+        while top < k_eps0 and (at(top) is None or at(top) > DELTA_RANGE[0]):
+            top += 1
+        hi = float(eps_at(top))
+    floor_k = math.floor(EPS_PER_DECADE * math.log10(hi / floor_div))
+    if lo > 0:
+        bot = max(math.floor(EPS_PER_DECADE * math.log10(lo / 1.035)), floor_k)
+    else:
+        bot = floor_k
+    if guess is not None:
+        while bot > floor_k and at(bot) is not None and at(bot) < DELTA_RANGE[1]:
+            bot -= 1
+        lo = float(eps_at(bot))
     ks = list(range(min(bot, top), top + 1))
     uppers, tols, reasons = [], [], {}
     for k in ks:
@@ -194,7 +225,8 @@ def compute_row(mid: str, eps0: float, n: int) -> dict:
             uppers.append(None)
             tols.append("skipped")
             continue
-        u, rt, msg = _delta_upper(prof, float(eps_at(k)))
+        at(k)
+        u, rt, msg = memo[k]
         uppers.append(u)
         tols.append(rt)
         if msg:
@@ -202,7 +234,22 @@ def compute_row(mid: str, eps0: float, n: int) -> dict:
     u0, rt0, msg0 = _delta_upper(prof, 0.0)
     return {"mech": mid, "eps0": eps0, "n": n, "k0": ks[0], "uppers": uppers, "tols": tols,
             "delta0": u0, "tol0": rt0, "reasons": reasons, "msg0": msg0,
-            "eps_search": [lo, hi], "cpu": round(time.process_time() - t0, 3)}
+            "eps_search": [lo, hi], "range_from": "searches" if guess is None else "walk",
+            "cpu": round(time.process_time() - t0, 3)}
+
+
+def guess_range(cells: dict, mid: str, eps0: float, n: int) -> tuple[float, float] | None:
+    """The lattice range of the computed row of (mid, eps0) with the largest n' < n, scaled by
+    ``sqrt(n'/n)`` (eps ~ n^-1/2 at large n); None when there is none with ``hi > 0``."""
+    best = None
+    for (m, e0, n2), c in cells.items():
+        if m == mid and e0 == eps0 and n2 < n and c["eps_search"][1] > 0:
+            if best is None or n2 > best[0]:
+                best = (n2, c["eps_search"])
+    if best is None:
+        return None
+    f = math.sqrt(best[0] / n)
+    return best[1][0] * f, best[1][1] * f
 
 
 def lattice_up(eps: float) -> int:
@@ -308,6 +355,50 @@ def answer(table: dict, mid: str, eps0: float, n: int, delta: float) -> dict:
     return best if best is not None else {"status": "refused"}
 
 
+def round3(x: float) -> int:
+    """``x`` rounded to 3 significant digits (the n grid's precision)."""
+    e = max(math.floor(math.log10(x)) - 2, 0)
+    return int(round(x / 10 ** e) * 10 ** e)
+
+
+def refine_candidates(table: dict, ratio: float = REFINE_RATIO, near_zero: float = 2e-3,
+                      n_max: float = math.inf, n_deltas: int = 200
+                      ) -> list[tuple[str, float, int]]:
+    """Rows to add where consecutive rows of the table answer too differently.
+
+    A question with ``n`` just below the grid point ``n_b`` is answered by the row ``n_a`` below;
+    amp's own answer there is at least about row ``n_b``'s answer over one lattice step (1.035).
+    So the page's cost is at most about ``ans_a / ans_b * 1.035``.  Where ``ans_a / ans_b``
+    exceeds ``ratio`` at some delta of the page's range (1.075: answers three lattice steps
+    apart, 1.109, are split; two, 1.071, are not), a row at the geometric midpoint (3
+    significant digits) is proposed.  Not counted: ``ans_b = 0`` or ``ans_a - ans_b <=
+    near_zero`` (near ``eps = 0`` no n grid bounds the relative cost, since ``delta(0)``
+    crosses the target between two rows; the page says so), rows closer than 0.5% in n, and
+    midpoints above ``n_max``.  Where eps falls steeply with n (eps0 = 8 near n = 3e4, where
+    eps(1e-4) drops from 6.9 to 2.6 between two rows 12% apart) rounds of this split the gap
+    until the answers of neighbours are close.
+    """
+    out = []
+    deltas = [10 ** (-4 - 8 * i / (n_deltas - 1)) for i in range(n_deltas)]
+    for m in table["mechanisms"]:
+        if "same_as" in m:
+            continue
+        for e0 in table["eps0"]:
+            rows = table["rows"][m["id"]][f"{e0:g}"]
+            have = [(g, r) for g, r in zip(table["n"], rows) if r is not None]
+            for (na, ra), (nb, rb) in zip(have, have[1:]):
+                mid = round3(math.sqrt(na * nb))
+                if nb / na < 1.005 or not na < mid < nb or mid > n_max:
+                    continue
+                for d in deltas:
+                    a = row_answer(table, ra, e0, d)["eps"]
+                    b = row_answer(table, rb, e0, d)["eps"]
+                    if b > 0 and a > ratio * b and a - b > near_zero:
+                        out.append((m["id"], e0, mid))
+                        break
+    return out
+
+
 def _git(*args: str) -> str:
     try:
         return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True,
@@ -394,11 +485,26 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-first-table", action="store_true",
                     help="do not merge the first table's pairs (artifacts/calc_table.jsonl)")
     ap.add_argument("--note", default="", help="free provenance note stored in the table")
+    ap.add_argument("--also-read", nargs="*", type=Path, default=[], metavar="JSONL",
+                    help="more checkpoint files (e.g. of --part runs); later files win")
+    ap.add_argument("--part", default=None, metavar="I/N",
+                    help="compute only every N-th row of the to-do list, from the I-th (0-based):"
+                         " run N processes with their own --checkpoint, then --also-read them")
+    ap.add_argument("--redo-skipped", action="store_true",
+                    help="recompute rows that skipped lattice points (the first rows above 1e7)")
+    ap.add_argument("--refine", action="store_true",
+                    help="then add rows between consecutive rows whose answers differ by more "
+                         f"than {REFINE_RATIO}x (see refine_candidates), in rounds")
+    ap.add_argument("--refine-rounds", type=int, default=6)
+    ap.add_argument("--refine-max-n", type=float, default=1e9,
+                    help="no refinement row above this n")
     args = ap.parse_args(argv)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     import amp
 
     cells = load_checkpoint(args.checkpoint)
+    for extra in args.also_read:
+        cells.update(load_checkpoint(extra))
     if args.compute:
         commit = _git("rev-parse", "HEAD")
         srcs = [m["id"] for m in MECHANISMS if "same_as" not in m]
@@ -411,29 +517,53 @@ def main(argv: list[str] | None = None) -> int:
             # structured backend takes ~1 s at some eps there), other rows ~0.1-2 s: do the
             # cheap rows first (a stable sort keeps the priority order within each group)
             todo.sort(key=lambda t: t[0] in ("rappor", "oue", "blh") and t[1] <= 2)
-        print(f"{len(todo)} rows to compute ({len(cells)} in the checkpoint)", flush=True)
+        if args.redo_skipped:
+            todo += [key for key, c in sorted(cells.items(), key=lambda kv: kv[0][2])
+                     if "skipped" in c["tols"] and key not in skip]
+        i, k_parts = (int(x) for x in args.part.split("/")) if args.part else (0, 1)
+        todo = todo[i::k_parts]
         args.checkpoint.parent.mkdir(parents=True, exist_ok=True)
         t0 = time.time()
-        with open(args.checkpoint, "a") as ck:
-            for k, (m, e0, n) in enumerate(todo, 1):
-                if args.stop_at and _dt.datetime.now(_dt.timezone.utc).strftime("%H:%M") >= \
-                        args.stop_at:
-                    print("stop time reached", flush=True)
-                    break
-                try:
-                    c = compute_row(m, e0, n)
-                except amp.AmpError as exc:        # nothing stored for this row: no guess
-                    print(f"[{k}/{len(todo)}] {m} eps0={e0:g} n={n}: row skipped: {exc}",
-                          flush=True)
-                    continue
-                c["git"] = commit
-                c["amp_version"] = amp.__version__
-                cells[(m, e0, n)] = c
-                ck.write(json.dumps(c) + "\n")
-                ck.flush()
-                print(f"[{k}/{len(todo)} {time.time() - t0:7.1f}s] {m} eps0={e0:g} n={n}: "
-                      f"{len(c['uppers'])} pts, cpu {c['cpu']:.1f}s, "
-                      f"{len(c['reasons'])} uncertified", flush=True)
+
+        def run(todo: list) -> bool:
+            """Compute the rows of ``todo`` (appending to the checkpoint); False at stop time."""
+            print(f"{len(todo)} rows to compute ({len(cells)} known)", flush=True)
+            with open(args.checkpoint, "a") as ck:
+                for k, (m, e0, n) in enumerate(todo, 1):
+                    if args.stop_at and (_dt.datetime.now(_dt.timezone.utc).strftime("%H:%M")
+                                         >= args.stop_at):
+                        print("stop time reached", flush=True)
+                        return False
+                    guess = guess_range(cells, m, e0, n) if n > GUESS_N else None
+                    try:
+                        c = compute_row(m, e0, n, guess=guess)
+                    except amp.AmpError as exc:        # nothing stored for this row: no guess
+                        print(f"[{k}/{len(todo)}] {m} eps0={e0:g} n={n}: row skipped: {exc}",
+                              flush=True)
+                        continue
+                    c["git"] = commit
+                    c["amp_version"] = amp.__version__
+                    cells[(m, e0, n)] = c
+                    ck.write(json.dumps(c) + "\n")
+                    ck.flush()
+                    print(f"[{k}/{len(todo)} {time.time() - t0:7.1f}s] {m} eps0={e0:g} n={n}: "
+                          f"{len(c['uppers'])} pts, cpu {c['cpu']:.1f}s, "
+                          f"{len(c['reasons'])} uncertified", flush=True)
+            return True
+
+        going = run(todo)
+        for rnd in range(args.refine_rounds if args.refine else 0):
+            if not going:
+                break
+            table, _ = assemble(cells, {}, {} if args.no_first_table else old_pairs())
+            todo = [t for t in refine_candidates(table, n_max=args.refine_max_n)
+                    if t not in cells and t not in skip]
+            if args.part:
+                todo = todo[i::k_parts]
+            print(f"refinement round {rnd + 1}: {len(todo)} rows", flush=True)
+            if not todo:
+                break
+            going = run(todo)
     if not (args.compute or args.assemble_only):
         ap.error("give --compute and/or --assemble-only")
     commits = sorted({c.get("git", "unknown") for c in cells.values()})

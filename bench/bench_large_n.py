@@ -1,0 +1,94 @@
+"""Theorem 4's bound at large n on the structured path: ``eps(delta)`` and a row of ``delta(eps)``.
+
+    python bench/bench_large_n.py [--n 1e7 1e8 1e9] [--before /path/to/old/tree]
+
+Cases, each in its own process (wall time, peak memory), the same on an older tree with
+``--before`` (e.g. a ``git worktree``), side by side:
+
+* ``eps``: ``amp.epsilon(mechanism, n, 1e-10)`` (default rel_tol 1e-4) for 3-RR with eps0 = 1
+  and RAPPOR with eps0 = 2;
+* ``row``: ``amp.profile(mechanism, n).delta(eps, rel_tol=1e-2)`` at 20 log-spaced eps between
+  eps(1e-4) and eps(1e-12), what one row of the static calculator's table asks
+  (``scripts/build_calculator_table.py``); the sum of the upper ends is printed as a check.
+
+The binomial upper tails of the linear region (``amp.backends.structured.binomial.sf_run``)
+were one Boost ``sf`` per ``T`` of the window (~3e5 at n = 1e9, microseconds each near the
+bulk): the bench shows what carrying them along the run of ``T`` saves.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from child import run_child
+
+HERE = Path(__file__).resolve().parent
+NEW_TREE = HERE.parent
+
+CHILD = r"""
+import json, resource, sys, time
+import numpy as np
+sys.path.insert(0, sys.argv[1])
+import amp
+case, mech, n = sys.argv[2], sys.argv[3], int(float(sys.argv[4]))
+m = amp.KRR(1.0, k=3) if mech == "krr3" else amp.RAPPOR(2.0)
+t = time.perf_counter()
+try:
+    if case == "eps":
+        r = amp.epsilon(m, n, 1e-10)
+        out = {"value": r.value, "bracket": [r.lower, r.upper], "method": r.method}
+    else:
+        lo, hi = float(sys.argv[5]), float(sys.argv[6])
+        prof = amp.profile(m, n)
+        bs = prof.delta(np.geomspace(lo, hi, 20), rel_tol=1e-2)
+        out = {"value": sum(b.upper for b in bs), "bracket": [sum(b.lower for b in bs),
+               sum(b.upper for b in bs)], "method": ",".join(sorted({b.method for b in bs}))}
+except Exception as exc:                                     # reported, not hidden
+    out = {"error": f"{type(exc).__name__}: {exc}"[:160]}
+out["seconds"] = time.perf_counter() - t
+out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps(out))
+"""
+
+# eps(1e-4) and eps(1e-12) ranges of the rows (from the calculator's table; only place points)
+ROW_RANGE = {("krr3", 1e7): (9.1e-5, 1.95e-3), ("krr3", 1e8): (2e-5, 6e-4),
+             ("krr3", 1e9): (6e-6, 1.8e-4), ("rappor", 1e7): (5.8e-4, 4.35e-3),
+             ("rappor", 1e8): (1e-4, 1.33e-3), ("rappor", 1e9): (3e-5, 4e-4)}
+
+
+def run(tree: Path, case: str, mech: str, n: float, timeout: float) -> dict:
+    extra = [str(x) for x in ROW_RANGE[(mech, n)]] if case == "row" else []
+    return run_child(CHILD, [str(tree), case, mech, str(n), *extra], timeout)
+
+
+def show(tag: str, r: dict) -> str:
+    if "error" in r:
+        return f"{tag:>7}  ERROR {r['error']}"
+    lo, hi = r["bracket"]
+    return (f"{tag:>7}  value={r['value']:.12g}  bracket=[{lo:.12g}, {hi:.12g}]  "
+            f"time={r['seconds']:8.2f} s  peak={r['peak_mb']:6.0f} MB  method={r['method']}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--n", type=float, nargs="+", default=[1e7, 1e8, 1e9])
+    ap.add_argument("--mechanisms", nargs="+", default=["krr3", "rappor"])
+    ap.add_argument("--cases", nargs="+", default=["eps", "row"])
+    ap.add_argument("--before", type=Path)
+    ap.add_argument("--timeout", type=float, default=1800)
+    a = ap.parse_args()
+    print("# Theorem 4 at large n: eps(1e-10) (rel_tol 1e-4) and a 20-point delta row "
+          "(rel_tol 1e-2); 3-RR eps0=1, RAPPOR eps0=2; one process per case", flush=True)
+    for case in a.cases:
+        for mech in a.mechanisms:
+            for n in a.n:
+                print(f"{case} {mech} n={n:g}", flush=True)
+                print("  " + show("new", run(NEW_TREE, case, mech, n, a.timeout)), flush=True)
+                if a.before:
+                    print("  " + show("before", run(a.before, case, mech, n, a.timeout)),
+                          flush=True)
+
+
+if __name__ == "__main__":
+    main()
