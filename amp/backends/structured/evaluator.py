@@ -113,7 +113,7 @@ class Evaluator:
                    + 8 * U * (np.abs(cbar) + beta * mod.m * mod.mu) * Psf + 4 * U * np.abs(t2))
         self.lin_T = lin
         self.lin_err_T = lin_err
-        self.lin_tail_T = beta * mod.pm_l * Psf
+        self.lin_tail_T = beta * mod.pm_l * Psf * (1 + eta_sf)     # an upper tail: sf up
         nonempty_zero = self.x_lo >= 0
         self.zero_tail_T = np.where(nonempty_zero, beta * mod.v_z * mod.z_tau, 0.0)
         self.nb = np.maximum(self.x_hi - self.x_lo - 1, 0)
