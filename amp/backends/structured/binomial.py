@@ -26,8 +26,8 @@ __all__ = ["ETA_BINOM", "BINOM_REL", "RUN_ANCHOR", "RUN_REL", "pmf", "sf", "sf_r
            "binom_rows", "excess_bound"]
 
 ETA_BINOM = 2e-10                      # assumed relative accuracy of Boost binom pmf / sf
-RUN_ANCHOR = 128                       # sf_run: one Boost sf per this many consecutive n
-RUN_REL = 5 * ETA_BINOM                # sf_run: largest relative error of a carried value
+RUN_ANCHOR = 32                        # sf_run: one Boost sf per this many consecutive n
+RUN_REL = 1.25 * ETA_BINOM             # sf_run: largest relative error of a carried value
 BINOM_REL = 3 * ETA_BINOM + 1e-12     # Boost pmf at a row's anchor times another Boost pmf
 
 
