@@ -46,6 +46,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--near-zero", type=float, default=2e-3)
     ap.add_argument("--n-min", type=float, default=0, help="only the n ranges from here")
     ap.add_argument("--n-max", type=float, default=math.inf, help="only the n ranges up to here")
+    ap.add_argument("--steep", type=int, default=0, metavar="Q",
+                    help="also Q questions in each window of B.STEEP_WINDOWS (eps0 fixed), "
+                         "where the table's refinement did not converge")
     args = ap.parse_args(argv)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     import amp
@@ -66,13 +69,18 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'n range':>12} {'q':>4} {'median':>8} {'90%':>8} {'max':>8} {'near0':>6} "
           f"{'maxabs0':>9} {'invalid':>7} {'amp s':>7}")
     lines = []
-    for lo, hi, count in RANGES:
-        if lo < args.n_min or hi > args.n_max:
-            continue
+    groups = [(lo, hi, count, None) for lo, hi, count in RANGES
+              if lo >= args.n_min and hi <= args.n_max]
+    # the windows where the table's refinement did not converge (eps0 fixed)
+    groups += [(lo, hi, args.steep, e0) for e0, lo, hi in B.STEEP_WINDOWS if args.steep]
+    for lo, hi, count, e0_fixed in groups:
+        if e0_fixed is not None:
+            print(f"steep window eps0={e0_fixed:g}:", flush=True)
         costs, near, near_abs, invalid, worst, t0 = [], 0, 0.0, 0, None, time.time()
         refused = 0
         for _ in range(max(1, round(count * args.scale))):
             mid, e0 = rng.choice(ids), rng.choice(table["eps0"])
+            e0 = e0 if e0_fixed is None else e0_fixed
             n = int(10 ** rng.uniform(math.log10(lo), math.log10(hi)))
             delta = 10 ** rng.uniform(-12, -4)
             page = B.answer(table, mid, e0, n, delta)["eps"]

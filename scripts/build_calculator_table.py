@@ -51,9 +51,11 @@ import datetime as _dt
 import json
 import math
 import os
+import signal
 import subprocess
 import sys
 import time
+import zlib
 from decimal import ROUND_CEILING, Decimal
 from pathlib import Path
 
@@ -83,9 +85,18 @@ REL_TOLS = (1e-2, 1e-1)          # tried in this order for each delta(eps_i)
 ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 N_MIN_EXP, N_MAX_EXP = 2, 9
 LARGE_N = 10**7                  # above: the lattice range stops at eps(1e-12)/10
+#: where refine_candidates did not converge (6 rounds): Theorem 4's delta(eps) has a near-flat
+#: stretch there (3-RR at eps0 = 8, n = 26000: ~1.5e-4 for eps from 3 to 5.5), so eps(delta)
+#: falls steeply with n where that stretch crosses delta (eps(1e-4) = 5.38 at n = 27000, 2.79 at
+#: 27500); splitting would need rows ~0.1% apart there. (eps0, n_lo, n_hi)
+STEEP_WINDOWS = [(8.0, 24_000, 90_000), (4.0, 450, 1_500)]
 GUESS_N = 10**6                  # above: the range is walked from a neighbour's (guess_range)
 REFINE_RATIO = 1.075             # consecutive rows whose answers differ more get a row between
 OLD_CHECKPOINT = REPO / "artifacts" / "calc_table.jsonl"   # the first table's cells
+
+
+class RowTimeout(Exception):
+    """A row took longer than ``--row-timeout``."""
 
 
 def make_mechanism(mid: str, eps0: float):
@@ -498,8 +509,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--refine-rounds", type=int, default=6)
     ap.add_argument("--refine-max-n", type=float, default=1e9,
                     help="no refinement row above this n")
+    ap.add_argument("--row-timeout", type=float, default=0,
+                    help="give up a row after this many seconds (0: never); it is reported")
     args = ap.parse_args(argv)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+    def _timeout(signum, frame):
+        raise RowTimeout(f"no result within --row-timeout {args.row_timeout:g} s")
+    signal.signal(signal.SIGALRM, _timeout)
     import amp
 
     cells = load_checkpoint(args.checkpoint)
@@ -535,12 +552,16 @@ def main(argv: list[str] | None = None) -> int:
                         print("stop time reached", flush=True)
                         return False
                     guess = guess_range(cells, m, e0, n) if n > GUESS_N else None
+                    if args.row_timeout:
+                        signal.alarm(int(args.row_timeout))
                     try:
                         c = compute_row(m, e0, n, guess=guess)
-                    except amp.AmpError as exc:        # nothing stored for this row: no guess
+                    except (amp.AmpError, RowTimeout) as exc:   # nothing stored: no guess
                         print(f"[{k}/{len(todo)}] {m} eps0={e0:g} n={n}: row skipped: {exc}",
                               flush=True)
                         continue
+                    finally:
+                        signal.alarm(0)
                     c["git"] = commit
                     c["amp_version"] = amp.__version__
                     cells[(m, e0, n)] = c
@@ -555,11 +576,14 @@ def main(argv: list[str] | None = None) -> int:
         for rnd in range(args.refine_rounds if args.refine else 0):
             if not going:
                 break
+            for extra in args.also_read:               # rows the other parts computed
+                cells.update(load_checkpoint(extra))
             table, _ = assemble(cells, {}, {} if args.no_first_table else old_pairs())
+            # parts split the candidates by a hash of the row (not by list position: the
+            # parts may see slightly different lists)
             todo = [t for t in refine_candidates(table, n_max=args.refine_max_n)
-                    if t not in cells and t not in skip]
-            if args.part:
-                todo = todo[i::k_parts]
+                    if t not in cells and t not in skip
+                    and zlib.crc32(repr(t).encode()) % k_parts == i]
             print(f"refinement round {rnd + 1}: {len(todo)} rows", flush=True)
             if not todo:
                 break
