@@ -21,7 +21,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from child import run_child
+from child import run_child, show
 
 HERE = Path(__file__).resolve().parent
 NEW_TREE = HERE.parent
@@ -62,14 +62,6 @@ def run(tree: Path, case: str, mech: str, n: float, timeout: float) -> dict:
     return run_child(CHILD, [str(tree), case, mech, str(n), *extra], timeout)
 
 
-def show(tag: str, r: dict) -> str:
-    if "error" in r:
-        return f"{tag:>7}  ERROR {r['error']}"
-    lo, hi = r["bracket"]
-    return (f"{tag:>7}  value={r['value']:.12g}  bracket=[{lo:.12g}, {hi:.12g}]  "
-            f"time={r['seconds']:8.2f} s  peak={r['peak_mb']:6.0f} MB  method={r['method']}")
-
-
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=float, nargs="+", default=[1e7, 1e8, 1e9])
@@ -84,9 +76,9 @@ def main() -> None:
         for mech in a.mechanisms:
             for n in a.n:
                 print(f"{case} {mech} n={n:g}", flush=True)
-                print("  " + show("new", run(NEW_TREE, case, mech, n, a.timeout)), flush=True)
+                print("  " + show("new", run(NEW_TREE, case, mech, n, a.timeout), 12), flush=True)
                 if a.before:
-                    print("  " + show("before", run(a.before, case, mech, n, a.timeout)),
+                    print("  " + show("before", run(a.before, case, mech, n, a.timeout), 12),
                           flush=True)
 
 

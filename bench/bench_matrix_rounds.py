@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from child import run_child
+from child import run_child, show
 
 HERE = Path(__file__).resolve().parent
 NEW_TREE = HERE.parent
@@ -47,14 +47,6 @@ print(json.dumps(out))
 
 def run(tree: Path, case: str, d: int, timeout: float) -> dict:
     return run_child(CHILD, [str(tree), str(HERE), case, str(d)], timeout)
-
-
-def show(tag: str, r: dict) -> str:
-    if "error" in r:
-        return f"{tag:>7}  ERROR {r['error']}"
-    lo, hi = r["bracket"]
-    return (f"{tag:>7}  value={r['value']:.10g}  bracket=[{lo:.10g}, {hi:.10g}]  "
-            f"time={r['seconds']:8.2f} s  peak={r['peak_mb']:6.0f} MB  method={r['method']}")
 
 
 def main() -> None:

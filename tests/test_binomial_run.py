@@ -80,7 +80,7 @@ def test_the_recurrence_carries_most_values_at_large_n():
     """Along a window of T at n ~ 1e8 nearly every value is carried (few Boost calls)."""
     rng = np.random.default_rng(3)
     k, n = _run(rng, 10**8, 20000, 0.4, 0.4, 0.3, breaks=0)
-    s, rel = sf_run(k, n, 0.4)
+    _, rel = sf_run(k, n, 0.4)
     assert np.mean(rel != ETA_BINOM) > 0.9     # Boost values carry exactly ETA_BINOM
 
 

@@ -89,8 +89,10 @@ Certified error terms (all added to the upper end / subtracted from the lower en
 * floating point: Boost's binomial ``pmf``/``sf`` (``scipy.stats.binom``) are assumed accurate
   to a relative ``2e-10`` (observed ``< 2e-11`` at ``n = 10^8`` against 40-digit references;
   ``scipy.special.bdtr*`` (Cephes) and ``binom.logpmf`` (``gammaln`` differences) are *not*
-  used: they lose ``1e-7`` at ``n = 10^8``); the two cancelling closed forms get explicit
-  bounds; all other sums are of non-negative terms and carry a relative factor ``1 +- 1e-9``
+  used: they lose ``1e-7`` at ``n = 10^8``); the linear region's ``sf`` along the window of ``T``
+  is carried from Boost anchors by exact recurrences (:func:`.binomial.sf_run`), each value with
+  its certified relative error (at most ``1.25 ETA_BINOM``, else Boost); the two cancelling
+  closed forms get explicit bounds; all other sums are of non-negative terms and carry a relative factor ``1 +- 1e-9``
   (:mod:`.binomial`, :mod:`.evaluator`).  The float atoms ``E``, ``e^eps`` are within
   ``16 u (a + e^eps b)`` of the exact ones; :func:`amp.core.floats.widen` adds that floor to
   both ends (:mod:`.shape`).

@@ -6,6 +6,8 @@ Implements the *floating point* item of the certified error terms of
 assumed accurate to a relative :data:`ETA_BINOM` ``= 2e-10`` (observed ``< 2e-11`` at
 ``n = 10^8`` against 40-digit references; ``scipy.special.bdtr*`` (Cephes) and
 ``binom.logpmf`` (``gammaln`` differences) are *not* used: they lose ``1e-7`` at ``n = 10^8``).
+:func:`sf_run` carries ``sf`` along a run of ``n`` from Boost anchors by exact recurrences
+with ``pmf`` increments, with a certified relative error per value (at most :data:`RUN_REL`).
 :func:`binom_rows` builds whole rows from one Boost ``pmf`` per row and log-ratio recurrences,
 returning the relative error of its cells (:data:`BINOM_REL` plus the recurrence's rounding)
 and an absolute bound for the tiny cells.  :func:`excess_bound` is the upper-tail term
@@ -22,8 +24,8 @@ from scipy import stats
 from amp.core.floats import U
 from amp.core.tails import binom_log_tail_ge
 
-__all__ = ["ETA_BINOM", "BINOM_REL", "RUN_ANCHOR", "RUN_REL", "pmf", "sf", "sf_run", "binom_max_pmf",
-           "binom_rows", "excess_bound"]
+__all__ = ["ETA_BINOM", "BINOM_REL", "RUN_ANCHOR", "RUN_REL", "pmf", "sf", "sf_run",
+           "binom_max_pmf", "binom_rows", "excess_bound"]
 
 ETA_BINOM = 2e-10                      # assumed relative accuracy of Boost binom pmf / sf
 RUN_ANCHOR = 32                        # sf_run: one Boost sf per this many consecutive n
@@ -43,7 +45,7 @@ def sf(k, n, p):
 
 def sf_run(k, n, p) -> tuple[np.ndarray, np.ndarray]:
     """``P(Bin(n_i, p) >= k_i)`` for a run of ``n`` (mostly consecutive), each with a certified
-    relative error (at most :data:`RUN_REL`), at a fraction of the cost of one Boost ``sf`` per element.
+    relative error (at most :data:`RUN_REL`), for a fraction of the cost of Boost's ``sf``.
 
     Boost's ``sf`` costs microseconds near the bulk of a large binomial; ``pmf`` is ~20x cheaper.
     Along a run ``n_{i+1} = n_i + 1`` with ``|k_{i+1} - k_i| <= 1`` the exact identities
