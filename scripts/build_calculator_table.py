@@ -175,7 +175,7 @@ def _delta_upper(prof, eps: float) -> tuple[float | None, float | None, str | No
     return None, None, msg
 
 
-def compute_row(mid: str, eps0: float, n: int, step: int = 1,
+def compute_row(mid: str, eps0: float, n: int,
                 guess: tuple[float, float] | None = None) -> dict:
     """One (mechanism, eps0, n): the lattice range, then delta's certified upper end there.
 
@@ -191,9 +191,9 @@ def compute_row(mid: str, eps0: float, n: int, step: int = 1,
     t0 = time.process_time()
     prof = amp.profile(make_mechanism(mid, eps0), n)
     k_eps0 = math.ceil(EPS_PER_DECADE * math.log10(eps0))
-    # rows above 1e7: down to eps(1e-12)/10 at most (below 1e7: /30); ``step`` > 1 computes
-    # every step-th lattice point only (the skipped points inherit their predecessor's delta:
-    # valid, but the lattice then costs 1.035^step; the first table's rows above 1e7 used 3)
+    # rows above 1e7: down to eps(1e-12)/10 at most (below 1e7: /30). Every lattice point is
+    # computed (the first rows above 1e7 took every third, marked "skipped": a skipped point
+    # inherits its predecessor's delta, valid; --redo-skipped recomputes such rows)
     floor_div = 10 if n > LARGE_N else 30
     memo: dict[int, tuple] = {}
 
@@ -232,11 +232,7 @@ def compute_row(mid: str, eps0: float, n: int, step: int = 1,
     ks = list(range(min(bot, top), top + 1))
     uppers, tols, reasons = [], [], {}
     for k in ks:
-        if (top - k) % step:
-            uppers.append(None)
-            tols.append("skipped")
-            continue
-        at(k)
+        at(k)                                   # once per point (the walk may have done it)
         u, rt, msg = memo[k]
         uppers.append(u)
         tols.append(rt)

@@ -17,8 +17,7 @@ import amp
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 from oracle_sweep import krr_lower, krr_upper, oracle, oracle_delta
 
-CASES = [(k, eps0, n) for k, eps0, n in [(2, 0.7, 57), (3, 3.1, 240), (10, 1.3, 400),
-                                          (100, 6.0, 150), (5, 0.1, 300)]]
+CASES = [(2, 0.7, 57), (3, 3.1, 240), (10, 1.3, 400), (100, 6.0, 150), (5, 0.1, 300)]
 
 
 def test_oracle_matches_amp_exact_enumeration():

@@ -94,10 +94,13 @@ def sf_run(k, n, p) -> tuple[np.ndarray, np.ndarray]:
         kk = k[car - 1]
         d = dk[car - 1]
         q = 1.0 - p
-        pm1 = pmf(kk - 1, T, p)                      # P(X_T = k - 1)
-        p0 = np.where(d == 1, pmf(kk, T, p), 0.0)    # P(X_T = k), only when k steps up
-        m2 = np.zeros(car.size)
-        down = d == -1
+        # the masses each step needs, computed only where needed
+        up, down = d == 1, d == -1
+        pm1 = np.zeros(car.size)                     # P(X_T = k - 1): k stays or steps down
+        pm1[~up] = pmf(kk[~up] - 1, T[~up], p)
+        p0 = np.zeros(car.size)                      # P(X_T = k): k steps up
+        p0[up] = pmf(kk[up], T[up], p)
+        m2 = np.zeros(car.size)                      # P(X_T = k - 2): k steps down
         if np.any(down):
             m2[down] = pmf(kk[down] - 2, T[down], p)
         inc = np.where(d == 0, p * pm1, np.where(d == 1, -(q * p0), pm1 + p * m2))
