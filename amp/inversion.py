@@ -145,7 +145,11 @@ def crossing(curve: Curve, target: float, lo: float, hi: float, *, decreasing: b
     x = start if start is not None else s.start_point()
     while not s.closed():
         x = s.clamp(x)
-        root = s.step(x)
+        try:
+            root = s.step(x)
+        except NumericalError as exc:
+            x = s.unresolved(x, exc)    # this point cannot be certified: look elsewhere
+            continue
         if s.closed():
             break
         on_root = s.last_ambiguous and not s.last_loose
@@ -155,7 +159,10 @@ def crossing(curve: Curve, target: float, lo: float, hi: float, *, decreasing: b
             undecided = s.ambiguous
             for y in (c * (1 + rel_tol / 3), c * (1 - rel_tol / 3)):
                 if s.inside(y) and not s.closed():
-                    s.step(y)
+                    try:
+                        s.step(y)
+                    except NumericalError as exc:
+                        s.unresolved(y, exc)
             if not s.closed() and (on_root or s.ambiguous > undecided):
                 s.tighten()         # a side stayed undecided: narrower delta brackets needed
             x = c
@@ -191,6 +198,7 @@ class _Search:
         self.last_ambiguous = False
         self.last_loose = False             # the last step used a deliberately loose bracket
         self.widths: list[float] = []       # bracket width before each evaluation
+        self.failed: list[float] = []       # points the curve could not certify at all
         self.sides: list[int] = []          # +1 good, -1 bad, 0 undecided, per step
         self.t0 = time.perf_counter()
 
@@ -302,6 +310,23 @@ class _Search:
             self.floor_x = x
         if self.floor_hits >= 3:
             self._refuse(True)
+
+    def unresolved(self, x: float, exc: NumericalError) -> float:
+        """The curve raised :class:`NumericalError` at ``x`` even with a loose bracket (e.g. a
+        start point a hair from ``log max a/b``, where the atoms nearly cancel). Nothing is
+        learned about ``x``, so no end moves; the next point is the middle of the widest gap
+        between the bracket's ends and the failed points. After four such points the search
+        gives up with the curve's own message and the certified bracket so far."""
+        self.failed.append(x)
+        self.sides.append(0)
+        a, b = min(self.good, self.bad), max(self.good, self.bad)
+        if len(self.failed) >= 4:
+            raise NumericalError(f"{exc} (the {self.name} search could not certify "
+                                 f"{len(self.failed)} points; certified bracket so far "
+                                 f"[{a:.8g}, {b:.8g}])") from exc
+        cuts = sorted([a, b] + [f for f in self.failed if a < f < b])
+        lo, hi = max(zip(cuts, cuts[1:]), key=lambda c: c[1] - c[0])
+        return 0.5 * (lo + hi)
 
     def tighten(self) -> None:
         """Points on both sides of the root were undecided: ask for narrower delta brackets

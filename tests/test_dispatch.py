@@ -204,3 +204,31 @@ def test_extreme_eps0_epsilon_search():
     from amp.api import epsilon
     r = epsilon(KRR(30.0, k=5), 1000, 1e-6)
     assert r.lower <= r.upper <= 30.0 and r.upper > 29.9
+
+
+@pytest.mark.parametrize("make,n", [(lambda: RAPPOR(8.0), 20), (lambda: OUE(8.0), 25),
+                                    (lambda: KRR(8.0, k=50), 20), (lambda: BLH(7.0), 22)])
+def test_heavy_atom_reduction_matches_enumeration(make, n):
+    """Dropping the atoms of which one makes S <= 0 (E[S_+] = P(light)^n E[S'_+]) is exact:
+    the reduced bracket contains the full enumeration, near log max a/b where the FFT fails."""
+    from amp.backends.dispatch import LawDelta
+    from amp.core.floats import U
+    m = make()
+    for law in (m.lower_laws()[0], m.gparv_laws()[0]):
+        ld = LawDelta(law, n)
+        for eps in (0.85 * law.max_eps(), 0.95 * law.max_eps(), law.max_eps() - 0.01):
+            g, p = law.atoms(eps)
+            r = ld._without_heavy(eps, g, p, 16 * U * law.magnitudes(eps), 1e-6, 1e-8, 0.0)
+            assert r is not None and r.method.endswith("-light-atoms")
+            exact = delta_enumerate(law, n, eps)
+            assert r.lower <= exact * (1 + 1e-9) and exact <= r.upper * (1 + 1e-9)
+            assert r.upper - r.lower <= 1e-4 * r.upper
+
+
+def test_heavy_atom_reduction_declines_without_heavy_atoms():
+    from amp.backends.dispatch import LawDelta
+    from amp.core.floats import U
+    law = KRR(1.0, k=3).gparv()
+    ld = LawDelta(law, 50)
+    g, p = law.atoms(0.5)
+    assert ld._without_heavy(0.5, g, p, 16 * U * law.magnitudes(0.5), 1e-3, None, 0.0) is None

@@ -40,3 +40,16 @@ def test_krr_brackets_contain_the_independent_oracle(k, eps0, n):
             b = amp.delta(m, n, float(eps), bound=bound)
             assert b.lower <= exact * (1 + 1e-9) + 1e-15
             assert b.upper >= exact * (1 - 1e-9) - 1e-15
+
+
+def test_rappor_lower_near_eps0_against_the_independent_oracle():
+    """RAPPOR at eps0 = 8, n = 100: Theorem 5's eps(1e-6) lies a hair below eps0, where the
+    FFT cannot certify the seven-atom law (it used to refuse); amp drops the atoms of which
+    one user makes the sum negative, exactly. Its lower end must not exceed the oracle's."""
+    from oracle_sweep import bit_lower
+    E = math.exp(8.0)
+    b = amp.epsilon(amp.RAPPOR(8.0), 100, 1e-6, bound="lower")
+    laws = bit_lower("rappor", E)
+    assert oracle(laws, 100, b.lower) > 1e-6 * (1 - 1e-9)       # the true eps is above
+    assert oracle(laws, 100, b.upper) <= 1e-6 * (1 + 1e-9)      # ... and not above this
+    assert b.upper - b.lower <= 1e-4 * b.upper

@@ -196,3 +196,37 @@ def test_crossing_refuses_an_unresolvable_target():
 def test_crossing_bad_interval():
     with pytest.raises(ParameterError, match="search interval"):
         crossing(_exp_curve(), 0.1, 2.0, 1.0)
+
+
+def test_crossing_steps_past_points_the_curve_cannot_certify():
+    """A curve that raises NumericalError near one end (as a law does a hair below
+    log max a/b) is searched elsewhere: the bracket is still certified; four such points
+    make the search give up with the curve's message and the bracket so far."""
+    def fn(x):
+        if x > 9.99:
+            raise NumericalError("no bracket here")
+        return math.exp(-x), math.exp(-x)
+
+    c = crossing(FunctionCurve(fn), math.exp(-3.0), 0.0, 10.0, rel_tol=1e-6, start=9.999)
+    assert c.lo <= 3.0 <= c.hi and c.hi - c.lo <= 1e-6 * c.hi
+
+    def inside(x):
+        if 0.5 < x < 9.5:
+            raise NumericalError("never")
+        return math.exp(-x), math.exp(-x)
+
+    with pytest.raises(NumericalError, match=r"never \(the x search could not certify 4"):
+        crossing(FunctionCurve(inside), math.exp(-3.0), 0.0, 10.0)
+
+
+def test_eps_a_hair_below_eps0_is_answered():
+    """HR (BLH's row) at eps0 = 8, n = 24972: eps(1.55e-10) is within 1e-5 of eps0, and the
+    search's first point (from the estimate) sat where no bracket can be certified; it used to
+    refuse. The answer's ends are checked against the structured brackets either side."""
+    m = amp.HadamardResponse(8.0)
+    b = amp.epsilon(m, 24972, 1.55e-10)
+    assert 7.999 < b.lower <= b.upper <= 8.0 and b.upper - b.lower <= 1e-4 * b.upper
+    law = LawDelta(m.gparv_laws()[0], 24972)
+    assert law.delta(b.upper, rel_tol=1e-2).upper <= 1.55e-10
+    assert law.delta(b.lower, rel_tol=1e-2).lower > 1.55e-10
+    assert law.delta(7.9999, rel_tol=1e-2).lower > 1.55e-10      # the crossing is above

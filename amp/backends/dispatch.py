@@ -25,6 +25,9 @@ otherwise picks one backend:
     ``n * gamma`` is small (extreme ``eps0``).
 ``fft``
     The certified tilted-lattice FFT (:mod:`amp.backends.fft`), any law and any ``n``.
+``...-light-atoms`` (fallback when the FFT cannot certify)
+    Atoms so negative that one of them makes ``S <= 0`` are dropped exactly:
+    ``E[S_+] = P(light)^n E[S'_+]`` (:meth:`LawDelta._without_heavy`).
 
 The enumeration backends evaluate the float atoms exactly; their brackets are widened here by
 the atoms' distance to the exact ones (:func:`amp.core.floats.widen`). The FFT carries that
@@ -217,10 +220,64 @@ class LawDelta:
         except NumericalError:
             if method == "auto" and n_compositions(n, k) <= EXACT_FALLBACK_COMPOSITIONS:
                 return self._exact(eps, g, p, floor, floor_width)
+            if method == "auto":
+                red = self._without_heavy(eps, g, p, noise, rel_tol, goal, abs_tol)
+                if red is not None:
+                    return replace(red, details={**red.details, "floor": floor_width})
             raise
         # the FFT's mean-preserving rounding already carries the atoms' noise as slack
         # (amp.backends.fft, step 1), so its bracket is certified for the exact atoms as it is
         return replace(r, details={**r.details, "floor": floor_width})
+
+    def _without_heavy(self, eps: float, g: np.ndarray, p: np.ndarray, noise: np.ndarray,
+                       rel_tol: float, goal: float | None, abs_tol: float) -> Bound | None:
+        """Exact reduction when some atoms are *heavy* (the FFT's fallback, e.g. ``eps`` a
+        hair below ``log max a/b`` with a large ``eps0``: atoms ``~ -e^(2 eps0)`` beside
+        positive atoms ``~ e^eps0 - e^eps``, too skewed for a lattice).
+
+        An atom ``h`` is heavy when ``h + (n - 1) max(g) <= 0`` for the exact atoms (float
+        atoms plus their noise): any configuration with a heavy user has ``S <= 0``. So
+        ``E[S_+] = P(light)^n E[S'_+]`` exactly, ``S'`` a sum of ``n`` users of the light law
+        (the light atoms, probabilities divided by ``P(light)``), itself certified by a
+        :class:`LawDelta` (its enumeration is often small). ``P(light)^n`` and the renormalised
+        probabilities carry a relative ``1 +- (64 n u + 1e-12)``. ``None`` when no atom is
+        heavy or the light law cannot be certified either."""
+        n = self.n
+        gmax = float(np.max(g + noise))
+        if gmax <= 0 or n < 2:
+            return None
+        heavy = g + noise + (n - 1) * gmax <= 0
+        if not np.any(heavy) or np.all(heavy):
+            return None
+        law = self.law
+        off = law.off_mass > 0                  # atoms() appends the off-blanket atom 0
+        on = heavy[:-1] if off else heavy
+        p_heavy = math.fsum(p[heavy])
+        if p_heavy >= 1.0:
+            return None
+        p_light = 1.0 - p_heavy
+        key = (eps, tuple(np.flatnonzero(heavy)))
+        cache = self.__dict__.setdefault("_light", {})
+        sub = cache.get(key)
+        if sub is None:
+            sub_law = GPARV(law.a[~on], law.b[~on], law.p[~on] / p_light, law.eps0,
+                            f"{law.label} (light atoms)")
+            sub = LawDelta(sub_law, n, "auto", self.max_points)
+            cache.clear()
+            cache[key] = sub
+        log_f = n * math.log1p(-p_heavy)
+        kappa = 64 * n * U + 1e-12
+        if log_f < -700:
+            return self._bound(eps, 0.0, TINY, "exact-light-atoms", 0.0)
+        f = math.exp(log_f)
+        try:
+            r = sub._delta(eps, rel_tol, goal, abs_tol / f)
+        except (NumericalError, ParameterError):
+            return None
+        lo = r.lower * f * (1 - kappa)
+        up = max(r.upper * f * (1 + kappa), TINY) if r.upper > 0 else 0.0
+        return Bound("delta", lo, up, "upper", f"{r.method}-light-atoms", n, law.label,
+                     {"eps": eps}, details={"heavy_mass": p_heavy, "light_method": r.method})
 
     def _exact(self, eps, g, p, floor, floor_width) -> Bound:
         if self.n == 1:
