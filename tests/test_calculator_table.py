@@ -46,7 +46,7 @@ def load_table(path: Path = TABLE_JS) -> dict:
     text = path.read_text(encoding="utf-8")
     m = re.search(r"window\.AMP_CALC_TABLE = (.*);\s*$", text, re.S)
     assert m, f"{path} does not define window.AMP_CALC_TABLE"
-    return json.loads(m.group(1))
+    return B.inflate(json.loads(m.group(1)))
 
 
 @pytest.fixture(scope="module")
@@ -319,3 +319,16 @@ def test_shipped_table_has_no_wide_gaps(table: dict) -> None:
     outside = [(m, e0, n) for m, e0, n in left
                if not any(e0 == w0 and lo <= n <= hi for w0, lo, hi in B.STEEP_WINDOWS)]
     assert outside == [], outside[:10]
+
+
+def test_sparse_layout_round_trip(table: dict) -> None:
+    """table.js stores only computed rows (``[n, k0, q0, codes]``); inflating restores the
+    dense grid exactly, and the stored file is the sparse form."""
+    raw = json.loads(re.search(r"window\.AMP_CALC_TABLE = (.*);\s*$",
+                               TABLE_JS.read_text(encoding="utf-8"), re.S).group(1))
+    assert raw["layout"] == "sparse" and "n" not in raw
+    assert all(r is not None for per in raw["rows"].values() for lst in per.values()
+               for r in lst)
+    again = B.inflate(B.sparse(table))
+    assert again["n"] == table["n"] and again["rows"] == table["rows"]
+    assert B.inflate(table) is table                     # a dense table is left as it is

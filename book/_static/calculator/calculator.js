@@ -46,6 +46,34 @@
     return Number.isFinite(x) ? x : null;
   }
 
+  /* table.js stores only the computed rows, rows[mech][eps0] = [[n, k0, q0, "qq.."], ...]
+   * ("layout": "sparse"); the lookup reads the dense form: the grid T.n (every row's n,
+   * ascending) and rows[mech][eps0][i] = [k0, q0, "qq.."] or null. Done once, in place. */
+  function inflate(T) {
+    if (T.layout !== "sparse") { return T; }
+    var seen = {}, ns = [];
+    Object.keys(T.rows).forEach(function (src) {
+      Object.keys(T.rows[src]).forEach(function (e0) {
+        T.rows[src][e0].forEach(function (r) {
+          if (!seen[r[0]]) { seen[r[0]] = true; ns.push(r[0]); }
+        });
+      });
+    });
+    ns.sort(function (a, b) { return a - b; });
+    var at = {};
+    ns.forEach(function (g, i) { at[g] = i; });
+    Object.keys(T.rows).forEach(function (src) {
+      Object.keys(T.rows[src]).forEach(function (e0) {
+        var dense = ns.map(function () { return null; });
+        T.rows[src][e0].forEach(function (r) { dense[at[r[0]]] = r.slice(1); });
+        T.rows[src][e0] = dense;
+      });
+    });
+    T.n = ns;
+    T.layout = "dense";
+    return T;
+  }
+
   function qDelta(T, q) { return Math.pow(10, -q / T.q_per_decade); }
 
   function decodeRow(T, row) {
@@ -95,6 +123,7 @@
 
   /* The answer for (mechanism id, eps0, n, delta) given as text; pure. */
   function answer(T, mechId, eps0Text, nText, deltaText) {
+    inflate(T);
     var mech = null;
     T.mechanisms.forEach(function (m) { if (m.id === mechId) { mech = m; } });
     if (!mech) { return {status: "refused", message: "Unknown mechanism."}; }
@@ -215,6 +244,7 @@
   }
 
   function setup(T) {
+    inflate(T);
     var root = $(ROOT_ID);
     var mech = $("amp-calc-mech"), eps0 = $("amp-calc-eps0");
     var n = $("amp-calc-n"), delta = $("amp-calc-delta"), out = $("amp-calc-out");
@@ -263,7 +293,8 @@
     document.head.appendChild(s);
   }
 
-  window.ampStaticCalc = {answer: answer, parseNumber: parseNumber, rowAnswer: rowAnswer};
+  window.ampStaticCalc = {answer: answer, parseNumber: parseNumber, rowAnswer: rowAnswer,
+    inflate: inflate};
   if (typeof document === "undefined") { return; }
   if (document.readyState === "loading") {
     document.addEventListener("DOMContentLoaded", start);
