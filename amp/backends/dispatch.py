@@ -27,7 +27,7 @@ otherwise picks one backend:
     The certified tilted-lattice FFT (:mod:`amp.backends.fft`), any law and any ``n``.
 ``...-light-atoms`` (fallback when the FFT cannot certify)
     Atoms so negative that one of them makes ``S <= 0`` are dropped exactly:
-    ``E[S_+] = P(light)^n E[S'_+]`` (:meth:`LawDelta._without_heavy`).
+    ``E[S_+] = P(light)^n E[S'_+]`` (``LawDelta._without_heavy``).
 
 The enumeration backends evaluate the float atoms exactly; their brackets are widened here by
 the atoms' distance to the exact ones (:func:`amp.core.floats.widen`). The FFT carries that
