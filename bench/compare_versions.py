@@ -92,6 +92,13 @@ def cases(quick: bool) -> list[tuple[str, list[str]]]:
                                              "--eps0", "30", "--n", "1000", "--delta", "1e-6"]),
         ("delta 5-RR eps0=9 n=300 eps=1", ["delta", "--mechanism", "krr", "--k", "5", "--eps0",
                                            "9", "--n", "300", "--eps", "1"]),
+        # eps a hair below eps0 (refused before session 8: a search point no path certified)
+        ("eps HR eps0=8 n=24972 delta=1.55e-10", ["epsilon", "--mechanism", "hadamard",
+                                                  "--eps0", "8", "--n", "24972", "--delta",
+                                                  "1.55e-10"]),
+        ("eps lower RAPPOR eps0=8 n=100", ["epsilon", "--mechanism", "rappor", "--eps0", "8",
+                                           "--n", "100", "--delta", "1e-6", "--bound",
+                                           "lower"]),
     ]
     for b in ("clone", "clone-closed", "hoeffding", "bennett"):
         out.append((f"eps {b} 10-RR eps0=2 n=1e4",
