@@ -60,7 +60,7 @@ def profile(mechanism: Mechanism, n: int, *, bound: str = "upper",
         Number of users, ``>= 1``.
     bound : {"upper", "lower"}, default "upper"
         Theorem 4's blanket bound or Theorem 5's lower bound.
-    method : {"auto", "structured", "fft", "exact"}, default "auto"
+    method : {"auto", "structured", "cf", "fft", "exact"}, default "auto"
         The ``delta`` backend; ``"auto"`` picks one per law and reports it in ``Bound.method``.
     executor : concurrent.futures.Executor, optional
         Runs a matrix mechanism's independent pair refinements (e.g.
@@ -113,7 +113,7 @@ def delta(mechanism: Mechanism, n: int, eps: float | Iterable[float], *, bound: 
         Theorem 4's blanket bound or Theorem 5's lower bound.
     rel_tol : float, default 2e-3
         Largest relative width ``(upper - lower) / upper`` of each bracket.
-    method : {"auto", "structured", "fft", "exact"}, default "auto"
+    method : {"auto", "structured", "cf", "fft", "exact"}, default "auto"
         The backend; ``"auto"`` picks and reports it in ``Bound.method``.
     rounds : int, default 1
         Number of adaptive rounds. ``rounds > 1``: the bracket encloses the true composed
@@ -190,7 +190,7 @@ def epsilon(mechanism: Mechanism, n: int, delta: float, *, bound: str = "upper",
         Theorem 4's blanket bound or Theorem 5's lower bound.
     rel_tol : float, default 1e-4
         Largest relative width of the returned bracket.
-    method : {"auto", "structured", "fft", "exact"}, default "auto"
+    method : {"auto", "structured", "cf", "fft", "exact"}, default "auto"
         The ``delta`` backend.
     progress : callable, optional
         Called with one-line progress messages during long searches.
@@ -468,7 +468,7 @@ def calibrate_eps0(make: Callable[[float], Mechanism], n: int, eps: float, delta
         Largest ``eps0`` searched.
     progress : callable, optional
         Called with one-line progress messages.
-    method : {"auto", "structured", "fft", "exact"}, default "auto"
+    method : {"auto", "structured", "cf", "fft", "exact"}, default "auto"
         The ``delta`` backend.
 
     Returns

@@ -23,16 +23,20 @@ otherwise picks one backend:
 ``exact-blanket-count``
     Conditioning on the number of blanket users (:mod:`amp.backends.blanket_count`) when
     ``n * gamma`` is small (extreme ``eps0``).
+``cf``
+    The smoothed characteristic-function inversion (:mod:`amp.backends.cfinv`): any law, a
+    cost that does not grow with ``n``; used by ``auto`` for ``n >= CF_MIN_N`` (Theorem 5's
+    seven-type law of the bit mechanisms, matrix pair laws) before the FFT.
 ``fft``
     The certified tilted-lattice FFT (:mod:`amp.backends.fft`), any law and any ``n``.
 ``...-light-atoms`` (fallback when the FFT cannot certify)
     Atoms so negative that one of them makes ``S <= 0`` are dropped exactly:
     ``E[S_+] = P(light)^n E[S'_+]`` (``LawDelta._without_heavy``).
 
-The enumeration backends evaluate the float atoms exactly; their brackets are widened here by
-the atoms' distance to the exact ones (:func:`amp.core.floats.widen`). The FFT carries that
-distance in its rounding slack and the structured path in its own accounting, so every returned
-bracket is certified for the exact law. ``details["floor"]`` records the absolute width that this widening alone adds (no
+The enumeration backends and the cf inversion evaluate the float atoms exactly; their brackets
+are widened here by the atoms' distance to the exact ones (:func:`amp.core.floats.widen`). The
+FFT carries that distance in its rounding slack and the structured path in its own accounting,
+so every returned bracket is certified for the exact law. ``details["floor"]`` records the absolute width that this widening alone adds (no
 computation can make a bracket narrower).
 """
 
@@ -52,6 +56,7 @@ from amp.core.result import Bound
 from amp.core.saddle import saddle_log_delta
 from amp.core.tails import chernoff_upper
 from amp.backends.blanket_count import blanket_count_delta
+from amp.backends.cfinv import cf_delta
 from amp.backends.exact import delta_enumerate, n_compositions
 from amp.backends.fft import DEFAULT_MAX_POINTS, fft_delta
 from amp.backends.structured import StructuredBackend, supports
@@ -65,7 +70,8 @@ DEFAULT_ABS_TOL = 1e-16              # brackets with upper - lower below this ar
 EXACT_MAX_COMPOSITIONS = 20_000      # enumeration is used below this many count vectors
 EXACT_FALLBACK_COMPOSITIONS = 2_000_000  # ... and as a fallback when the FFT cannot certify
 STRUCTURED_MIN_REL_TOL = 2e-3        # the structured path aims at `goal`, refuses above this
-METHODS = ("auto", "structured", "fft", "exact")
+CF_MIN_N = 100_001                   # auto: the cf inversion above this n (before the FFT)
+METHODS = ("auto", "structured", "cf", "fft", "exact")
 
 
 class LawDelta:
@@ -77,10 +83,11 @@ class LawDelta:
         Law of the GPARV (Theorem 4) or of Theorem 5's variable.
     n : int
         Number of users, ``>= 1``.
-    method : {"auto", "structured", "fft", "exact"}
+    method : {"auto", "structured", "cf", "fft", "exact"}
         ``auto`` (default) uses the shortcuts, then the structured path for laws with the
         Table 1 shape, enumeration when small, the blanket-count path at extreme ``eps0``,
-        otherwise the FFT; the result's ``method`` says which ran. Forcing ``structured`` on a
+        the characteristic-function inversion for ``n >= CF_MIN_N``, otherwise (or when that
+        refuses) the FFT; the result's ``method`` says which ran. Forcing ``structured`` on a
         law without that shape raises :class:`ParameterError`.
     max_points : int
         Largest FFT length before :class:`NumericalError` is raised.
@@ -215,6 +222,16 @@ class LawDelta:
             if small is not None:
                 lo, up = widen(small.lower, small.upper, floor)
                 return replace(small, lower=lo, upper=up, details={"floor": floor_width})
+        if method == "cf" or (method == "auto" and n >= CF_MIN_N):
+            try:
+                r = cf_delta(g, p, n, eps, rel_tol, law.label, abs_tol)
+                lo, up = widen(r.lower, r.upper, floor)
+                return replace(r, lower=lo, upper=up,
+                               details={**r.details, "floor": floor_width})
+            except NumericalError:
+                if method == "cf":
+                    raise
+                # auto: the lattice FFT below
         try:
             r = fft_delta(g, p, n, eps, rel_tol, self.max_points, law.label, abs_tol, mag)
         except NumericalError:

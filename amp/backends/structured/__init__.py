@@ -27,7 +27,8 @@ coefficient ``beta``; every bound below only uses ``gX > 0 > gY`` and ``beta >= 
 covers k-RR's Theorem 5 law (``sv = 1/E``: outputs ``x2`` give ``(1/E, 1/E)``) and the laws of
 the backgrounds ``x2 = x0`` (``lx = 1/E``) and ``x2 = x1`` (``ly = 1/E``) of every Table 1
 mechanism.  Theorem 5's law of the bit mechanisms (unary encodings, local hashing, Hadamard)
-has three nuisance levels and two levels of each active type: not this shape (FFT).
+has three nuisance levels and two levels of each active type: not this shape (the
+characteristic-function inversion :mod:`amp.backends.cfinv` at large ``n``, the FFT below).
 
 Algorithm (:mod:`.model`, :mod:`.evaluator`, :mod:`.backend`)
 -------------------------------------------------------------
