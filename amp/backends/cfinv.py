@@ -29,10 +29,10 @@ Every step is an identity or a one-sided bound:
 5. **Truncation** at ``|t| <= t_J``: ``|r| <= 1`` gives ``|chi(t)| <= e^(-s^2 t^2 / 2)``, whose
    tail sum is bounded by an ``erfc``.
 6. **Floating point.** Each term carries an element-wise bound: the tilted weights, the phases
-   ``t g_k`` (``u |t g_k|`` each), the dot products, the complex ``log``, the power ``n log r``
+   ``t g_k`` (``u |t g_k|`` each, and up to 8 ulp for ``cos``/``sin``), the dot products, the complex ``log``, the power ``n log r``
    (through ``|e^a - e^b| <= |a - b| max(|e^a|, |e^b|)``, with ``|r_exact| <= |r~| + err``), the
    Gaussian factor and the sums; ``e^Lambda`` carries a relative bound
-   ``n u (8 + 4 theta max|g| + 3 |K| + 2 k)``.
+   ``n u (8 + 4 (theta max|g| + max|log p|) + 3 |K| + 2 k)``.
 
 The float atoms are evaluated as they are; :class:`amp.backends.dispatch.LawDelta` widens the
 bracket by their distance to the exact atoms (:func:`amp.core.floats.widen`).  ``s`` is chosen
@@ -122,7 +122,7 @@ def _alias_bound(g, lp, n, theta, K0, s, L, mu, sd) -> float:
     return 1.01 * (geo + math.exp(min(lo_, 700.0)) + math.exp(min(hi_, 700.0)))
 
 
-def _trapezoid(g, w, n, theta, s, dt, J, Kth, gabs):
+def _trapezoid(g, w, n, theta, s, dt, J, Kth, gabs, lpabs):
     """Trapezoid sums ``T = dt/2pi sum_j ghat chi`` and ``T0 = dt/2pi sum_j chi`` over
     ``|j| <= J`` (real parts; the terms at ``-t`` are the conjugates), with bounds on their
     floating-point errors."""
@@ -130,7 +130,8 @@ def _trapezoid(g, w, n, theta, s, dt, J, Kth, gabs):
     sum_t = sum_t0 = 0.0
     abs_t = abs_t0 = 0.0
     err_t = err_t0 = 0.0
-    base_w = 16 + 4 * (theta * gabs + abs(Kth))          # weights' and phases' constant part
+    # the tilted weights' relative error (exp of lp + theta g - K) and cos/sin (<= 8 ulp each)
+    base_w = 32 + 4 * (theta * gabs + abs(Kth) + lpabs)
     chunk = max(256, _CHUNK_CELLS // k)
     for j0 in range(0, J + 1, chunk):
         j = np.arange(j0, min(J + 1, j0 + chunk), dtype=float)
@@ -190,6 +191,7 @@ def cf_delta(g: np.ndarray, p: np.ndarray, n: int, eps: float, rel_tol: float, l
         raise NumericalError("cf: needs a positive atom (delta = 0 is the dispatcher's)")
     lp = np.log(p)
     gabs = float(np.abs(g).max())
+    lpabs = float(np.abs(lp).max())
     k = g.size
     theta = _theta(g, lp, n)
     K0 = _logmgf(g, lp, theta)
@@ -198,7 +200,8 @@ def cf_delta(g: np.ndarray, p: np.ndarray, n: int, eps: float, rel_tol: float, l
         raise NumericalError("cf: degenerate tilted law")
     lam = n * K0
     # relative error of the float exponent Lambda = n K(theta) + theta^2 s^2 / 2
-    e_lam = n * U * (8 + 4 * theta * gabs + 3 * abs(K0) + 2 * k) + 4 * U * abs(lam) + 1e-15
+    e_lam = (n * U * (8 + 4 * (theta * gabs + lpabs) + 3 * abs(K0) + 2 * k)
+             + 4 * U * abs(lam) + 1e-15)
     if e_lam > 0.5 * rel_tol:
         raise NumericalError(f"cf: the floating-point error of M(theta)^n ({e_lam:.1e}) leaves "
                              f"no room for relative width {rel_tol:g} at n={n}")
@@ -214,7 +217,9 @@ def cf_delta(g: np.ndarray, p: np.ndarray, n: int, eps: float, rel_tol: float, l
             raise NumericalError(
                 f"cf: delta at eps={eps:g} for n={n} needs more than {max_terms} "
                 f"frequencies to reach relative width {rel_tol:g}")
-        T, eT, T0, eT0 = _trapezoid(g, w, n, theta, s, dt, J, K0, gabs)
+        if J * dt * gabs > 1e12:       # phases t g_k this large lose their accuracy
+            raise NumericalError(f"cf: phases beyond 1e12 at eps={eps:g} (n={n})")
+        T, eT, T0, eT0 = _trapezoid(g, w, n, theta, s, dt, J, K0, gabs, lpabs)
         alias = _alias_bound(g, lp, n, theta, K0, s, L, mu, sd)
         grown = 0
         while alias > 1e-3 * rel_tol * max(T, 0.0) and grown < 6:
@@ -227,7 +232,7 @@ def cf_delta(g: np.ndarray, p: np.ndarray, n: int, eps: float, rel_tol: float, l
             if J > max_terms:
                 raise NumericalError(f"cf: delta at eps={eps:g} for n={n} needs more than "
                                      f"{max_terms} frequencies (wide tilted law)")
-            T, eT, T0, eT0 = _trapezoid(g, w, n, theta, s, dt, J, K0, gabs)
+            T, eT, T0, eT0 = _trapezoid(g, w, n, theta, s, dt, J, K0, gabs, lpabs)
         tc = J * dt                     # the left-out tail sum is <= its integral from J dt
         erfc = special.erfc(s * tc / math.sqrt(2))
         trunc = (1 / (math.pi * tc * tc)) * math.sqrt(math.pi / 2) / s * erfc
