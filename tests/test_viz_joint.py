@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import time
 
 import matplotlib
 
@@ -97,13 +96,18 @@ def test_plot_joint_vs_k_choice_blanket_figure():
     assert all(labelled(a) for a in fig.axes if a.get_visible())
 
 
-def test_plot_joint_choice_is_fast():
-    """The Chapter 6 widget redraws in well under a second (warm, worst stored n)."""
-    vj.plot_joint_choice("OUE", 0.1, 100_000)
-    plt.close("all")
+def test_plot_joint_choice_needs_no_certified_engine(monkeypatch):
+    """The Chapter 6 widget redraws from estimates, the clone's closed form and stored dots
+    only: no certified delta engine runs (what keeps it interactive; its speed is a bench
+    matter, not a timed test on a shared machine)."""
+    from amp.backends import dispatch
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the widget's redraw ran a certified delta engine")
+    monkeypatch.setattr(dispatch.LawDelta, "delta", refuse)
+    monkeypatch.setattr(dispatch.LawDelta, "delta_for_search", refuse)
     for args in [("10-RR", 4.0, 100_000), ("OUE", 0.1, 100_000), ("BLH", 2.0, 1000)]:
-        t0 = time.perf_counter()
         ax = vj.plot_joint_choice(*args, k_max=8, data=fake_figures())
         ax.figure.canvas.draw()
-        assert time.perf_counter() - t0 < 1.0, args
+        assert ax.lines, args
         plt.close("all")
