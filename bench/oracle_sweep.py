@@ -18,8 +18,9 @@ upper bound), n <= 20 (their 7-type lower law):
 * eps(delta): amp's upper eps >= the oracle's eps (bisection on the oracle), and the lower
   bound's lower end <= the oracle's lower eps.
 
-Usage: ``python bench/oracle_sweep.py [--cases 40] [--seed 1]``; prints every violation
-(none expected) and a summary line.
+Usage: ``python bench/oracle_sweep.py [--cases 40] [--seed 1] [--method cf]``; prints every
+violation (none expected) and a summary line. ``--method`` forces amp's delta engine (``cf``:
+every law, k-RR's and the Table 1 ones included, through the cf inversion).
 """
 
 from __future__ import annotations
@@ -183,6 +184,9 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--cases", type=int, default=40)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--method", default="auto", choices=["auto", "structured", "cf", "fft",
+                                                          "exact"],
+                    help="amp's delta engine (e.g. cf: every law through the cf inversion)")
     a = ap.parse_args()
     rng = np.random.default_rng(a.seed)
     bad = 0
@@ -209,7 +213,7 @@ def main() -> int:
         for bound, laws in sides:
             eps = float(rng.uniform(0, eps0))
             exact = oracle(laws, n, eps)
-            b = amp.delta(mech, n, eps, bound=bound)
+            b = amp.delta(mech, n, eps, bound=bound, method=a.method)
             checks += 1
             ok = b.lower <= exact * (1 + SLACK) + ABS and b.upper >= exact * (1 - SLACK) - ABS
             if not ok:
@@ -218,7 +222,7 @@ def main() -> int:
                       f"amp [{b.lower!r}, {b.upper!r}] oracle {exact!r}", flush=True)
             d0 = exact if 1e-9 < exact < 0.5 else 10 ** rng.uniform(-8, -3)
             try:
-                e = amp.epsilon(mech, n, d0, bound=bound)
+                e = amp.epsilon(mech, n, d0, bound=bound, method=a.method)
             except amp.AmpError as exc:
                 print(f"  refused eps {bound} {name} eps0={eps0:g} n={n} delta={d0:g}: {exc}")
                 continue

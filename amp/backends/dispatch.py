@@ -56,7 +56,7 @@ from amp.core.result import Bound
 from amp.core.saddle import saddle_log_delta
 from amp.core.tails import chernoff_upper
 from amp.backends.blanket_count import blanket_count_delta
-from amp.backends.cfinv import cf_delta
+from amp.backends.cfinv import DEFAULT_MAX_TERMS, cf_delta
 from amp.backends.exact import delta_enumerate, n_compositions
 from amp.backends.fft import DEFAULT_MAX_POINTS, fft_delta
 from amp.backends.structured import StructuredBackend, supports
@@ -71,6 +71,7 @@ EXACT_MAX_COMPOSITIONS = 20_000      # enumeration is used below this many count
 EXACT_FALLBACK_COMPOSITIONS = 2_000_000  # ... and as a fallback when the FFT cannot certify
 STRUCTURED_MIN_REL_TOL = 2e-3        # the structured path aims at `goal`, refuses above this
 CF_MIN_N = 100_001                   # auto: the cf inversion above this n (before the FFT)
+CF_AUTO_MAX_TERMS = 1 << 21          # auto: cf gives way to the FFT beyond this many frequencies
 METHODS = ("auto", "structured", "cf", "fft", "exact")
 
 
@@ -224,7 +225,8 @@ class LawDelta:
                 return replace(small, lower=lo, upper=up, details={"floor": floor_width})
         if method == "cf" or (method == "auto" and n >= CF_MIN_N):
             try:
-                r = cf_delta(g, p, n, eps, rel_tol, law.label, abs_tol)
+                r = cf_delta(g, p, n, eps, rel_tol, law.label, abs_tol,
+                             CF_AUTO_MAX_TERMS if method == "auto" else DEFAULT_MAX_TERMS)
                 lo, up = widen(r.lower, r.upper, floor)
                 return replace(r, lower=lo, upper=up,
                                details={**r.details, "floor": floor_width})
