@@ -12,6 +12,7 @@ A bracket passes when it contains the oracle's value (or overlaps the oracle's b
 
 from __future__ import annotations
 
+import json
 import math
 import sys
 from pathlib import Path
@@ -173,3 +174,12 @@ def test_lower_eps_of_the_bit_mechanisms_at_large_n():
     cf = amp.epsilon(amp.RAPPOR(4.0), 200_000, 1e-6, bound="lower")
     assert "cf" in cf.method and "cf" not in fft.method
     assert cf.lower <= fft.upper and fft.lower <= cf.upper
+
+
+def test_cli_method_cf(capsys):
+    from amp.cli import main
+    assert main(["delta", "-m", "rappor", "--eps0", "4", "--n", "200000", "--eps", "0.08",
+                 "--bound", "lower", "--method", "cf", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    lo, up = out["bracket"]
+    assert out["method"] == "cf" and 0 < lo == out["value"] <= up

@@ -36,8 +36,8 @@ otherwise picks one backend:
 The enumeration backends and the cf inversion evaluate the float atoms exactly; their brackets
 are widened here by the atoms' distance to the exact ones (:func:`amp.core.floats.widen`). The
 FFT carries that distance in its rounding slack and the structured path in its own accounting,
-so every returned bracket is certified for the exact law. ``details["floor"]`` records the absolute width that this widening alone adds (no
-computation can make a bracket narrower).
+so every returned bracket is certified for the exact law. ``details["floor"]`` records the
+absolute width that this widening alone adds (no computation can make a bracket narrower).
 """
 
 from __future__ import annotations
@@ -230,7 +230,7 @@ class LawDelta:
                 lo, up = widen(r.lower, r.upper, floor)
                 return replace(r, lower=lo, upper=up,
                                details={**r.details, "floor": floor_width})
-            except NumericalError:
+            except (NumericalError, ArithmeticError, ValueError):
                 if method == "cf":
                     raise
                 # auto: the lattice FFT below
