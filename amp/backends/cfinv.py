@@ -29,10 +29,10 @@ Every step is an identity or a one-sided bound:
 5. **Truncation** at ``|t| <= t_J``: ``|r| <= 1`` gives ``|chi(t)| <= e^(-s^2 t^2 / 2)``, whose
    tail sum is bounded by an ``erfc``.
 6. **Floating point.** Each term carries an element-wise bound: the tilted weights, the phases
-   ``t g_k`` (``u |t g_k|`` each, and up to 8 ulp for ``cos``/``sin``), the dot products, the complex ``log``, the power ``n log r``
-   (through ``|e^a - e^b| <= |a - b| max(|e^a|, |e^b|)``, with ``|r_exact| <= |r~| + err``), the
-   Gaussian factor and the sums; ``e^Lambda`` carries a relative bound
-   ``n u (8 + 4 (theta max|g| + max|log p|) + 3 |K| + 2 k)``.
+   ``t g_k`` (``u |t g_k|`` each, and up to 8 ulp for ``cos``/``sin``), the dot products, the
+   complex ``log``, the power ``n log r`` (through ``|e^a - e^b| <= |a - b| max(|e^a|, |e^b|)``,
+   with ``|r_exact| <= |r~| + err``), the Gaussian factor and the sums; ``e^Lambda`` carries a
+   relative bound ``n u (8 + 4 (theta max|g| + max|log p|) + 3 |K| + 2 k)``.
 
 The float atoms are evaluated as they are; :class:`amp.backends.dispatch.LawDelta` widens the
 bracket by their distance to the exact atoms (:func:`amp.core.floats.widen`).  ``s`` is chosen
@@ -92,11 +92,13 @@ def _theta(g: np.ndarray, lp: np.ndarray, n: int) -> float:
     return optimize.brentq(h, lo, hi, rtol=1e-10, maxiter=300)
 
 
-def _alias_bound(g, lp, n, theta, K0, s, L, mu, sd) -> float:
+def _alias_bound(g: np.ndarray, lp: np.ndarray, n: int, theta: float, K0: float, s: float,
+                 L: float, mu: float, sd: float) -> float:
     """Upper bound on ``sum_{m != 0} kappa(m L)`` (step 4), from Chernoff bounds of ``Y``
     under ``Q``; each Chernoff parameter is optimised numerically (any value is valid)."""
     def lam_q(lam: float) -> float:              # log E_Q[e^(lam Y)]
-        return n * (_logmgf(g, lp, theta + lam) - K0) + lam * theta * s * s + lam * lam * s * s / 2
+        return (n * (_logmgf(g, lp, theta + lam) - K0) + lam * theta * s * s
+                + lam * lam * s * s / 2)
 
     def best(logb, lam0: float) -> float:        # min over lam > 0 of the log-bound logb(lam)
         res = optimize.minimize_scalar(lambda x: logb(math.exp(x)), method="bounded",
@@ -122,7 +124,8 @@ def _alias_bound(g, lp, n, theta, K0, s, L, mu, sd) -> float:
     return 1.01 * (geo + math.exp(min(lo_, 700.0)) + math.exp(min(hi_, 700.0)))
 
 
-def _trapezoid(g, w, n, theta, s, dt, J, Kth, gabs, lpabs):
+def _trapezoid(g: np.ndarray, w: np.ndarray, n: int, theta: float, s: float, dt: float, J: int,
+               Kth: float, gabs: float, lpabs: float) -> tuple[float, float, float, float]:
     """Trapezoid sums ``T = dt/2pi sum_j ghat chi`` and ``T0 = dt/2pi sum_j chi`` over
     ``|j| <= J`` (real parts; the terms at ``-t`` are the conjugates), with bounds on their
     floating-point errors."""
