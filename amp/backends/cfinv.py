@@ -49,7 +49,7 @@ import numpy as np
 from scipy import optimize, special
 
 from amp.core.errors import NumericalError
-from amp.core.floats import U
+from amp.core.floats import TINY, U
 from amp.core.result import Bound
 
 __all__ = ["cf_delta", "DEFAULT_MAX_TERMS"]
@@ -58,6 +58,12 @@ DEFAULT_MAX_TERMS = 1 << 23          # most frequencies evaluated for one bracke
 _CHUNK_CELLS = 1 << 19               # frequencies x atoms per vectorised block
 _T_SCALE = 10.5                      # s * t_J: the Gaussian factor is e^-55 at the cut
 _SIGMAS = 25.0                       # half-window of the tilted law, in its standard deviations
+
+
+def _exp(x: float) -> float:
+    """``e^x``, 0 below the smallest double (used only where 0 is the safe side, or with two
+    ulps of ``TINY`` added)."""
+    return math.exp(x) if x > -745.0 else 0.0
 
 
 def _logmgf(g: np.ndarray, lp: np.ndarray, lam: float) -> float:
@@ -244,15 +250,20 @@ def cf_delta(g: np.ndarray, p: np.ndarray, n: int, eps: float, rel_tol: float, l
         i_hi = T + trunc + eT
         i_lo = T - trunc - eT - alias
         f_hi = T0 + trunc0 + eT0
-        if lam_s + e_lam > 700 or not (math.isfinite(i_hi) and math.isfinite(f_hi)):
+        if not (math.isfinite(i_hi) and math.isfinite(f_hi)) or i_hi <= 0:
+            raise NumericalError("cf: non-finite or non-positive trapezoid sums")
+        # e^Lambda / n in log space: a delta below the smallest double gets the upper end TINY
+        # (the exact value is below it) and the lower end 0
+        log_hi = lam_s + e_lam - math.log(n) + 8 * U
+        log_lo = lam_s - e_lam - math.log(n) - 8 * U
+        if log_hi + math.log(i_hi) > 700:
             raise NumericalError("cf: the tilted prefactor overflows")
-        scale = math.exp(lam_s + e_lam) / n * (1 + 4 * U)
-        up = scale * i_hi
-        bias = s * s * scale * f_hi
-        lo = max(math.exp(lam_s - e_lam) * max(i_lo, 0.0) / n * (1 - 4 * U) - bias, 0.0)
+        x_up = log_hi + math.log(i_hi)
+        up = math.exp(x_up) if x_up > -700 else 2 * TINY + _exp(x_up)   # subnormals: + 2 ulp
+        bias = _exp(log_hi + 2 * math.log(s) + math.log(f_hi)) if f_hi > 0 else 0.0
+        x_lo = log_lo + math.log(i_lo) if i_lo > 0 else -math.inf
+        lo = max(math.exp(x_lo) - bias, 0.0) if x_lo > -700 else 0.0
         last = f"[{float(lo):.6g}, {float(up):.6g}]"
-        if up <= 0:
-            raise NumericalError("cf: non-positive upper end")
         if up - lo <= rel_tol * up or up - lo <= abs_tol:
             return Bound("delta", lo, up, "upper", "cf", n, label, {"eps": eps},
                          details={"smoothing": s, "theta": theta, "frequencies": J,
