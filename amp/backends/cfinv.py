@@ -127,7 +127,8 @@ def _alias_bound(g: np.ndarray, lp: np.ndarray, n: int, theta: float, K0: float,
     lo_ = best(log_low, max((L - mu) / (sd * sd), 1e-300))
     hi_ = best(log_high, max((L / 2 + mu) / (sd * sd), 1e-300))
     # the float K's carry a relative error far below the 1% margin taken here
-    return 1.01 * (geo + math.exp(min(lo_, 700.0)) + math.exp(min(hi_, 700.0)))
+    out = 1.01 * (geo + math.exp(min(lo_, 700.0)) + math.exp(min(hi_, 700.0)))
+    return out if math.isfinite(out) else math.inf
 
 
 def _trapezoid(g: np.ndarray, w: np.ndarray, n: int, theta: float, s: float, dt: float, J: int,
@@ -180,7 +181,8 @@ def _trapezoid(g: np.ndarray, w: np.ndarray, n: int, theta: float, s: float, dt:
         err_t += float(np.dot(wts, e1))
         err_t0 += float(np.dot(wts, e0))
     c = dt / (2 * math.pi)
-    nb = math.log2(J + 2) + 8                              # pairwise / chunked summation
+    # recursive-summation bound (any order, BLAS included): terms per chunk + chunks + slack
+    nb = min(J + 1, chunk) + J // chunk + 1 + 8
     return (c * sum_t, c * (err_t + nb * U * abs_t) * (1 + 8 * U),
             c * sum_t0, c * (err_t0 + nb * U * abs_t0) * (1 + 8 * U))
 
@@ -258,10 +260,20 @@ def cf_delta(g: np.ndarray, p: np.ndarray, n: int, eps: float, rel_tol: float, l
         log_lo = lam_s - e_lam - math.log(n) - 8 * U
         if log_hi + math.log(i_hi) > 700:
             raise NumericalError("cf: the tilted prefactor overflows")
-        x_up = log_hi + math.log(i_hi)
+        # each log and sum below rounds by <= u of its magnitude: 4 u (|x| + |log i| + 1) each
+        li = math.log(i_hi)
+        x_up = log_hi + li + 4 * U * (abs(log_hi) + abs(li) + 1)
         up = math.exp(x_up) if x_up > -700 else 2 * TINY + _exp(x_up)   # subnormals: + 2 ulp
-        bias = _exp(log_hi + 2 * math.log(s) + math.log(f_hi)) if f_hi > 0 else 0.0
-        x_lo = log_lo + math.log(i_lo) if i_lo > 0 else -math.inf
+        if f_hi > 0:
+            lf = 2 * math.log(s) + math.log(f_hi)
+            bias = _exp(log_hi + lf + 4 * U * (abs(log_hi) + abs(lf) + 1))
+        else:
+            bias = 0.0
+        if i_lo > 0:
+            li = math.log(i_lo)
+            x_lo = log_lo + li - 4 * U * (abs(log_lo) + abs(li) + 1)
+        else:
+            x_lo = -math.inf
         lo = max(math.exp(x_lo) - bias, 0.0) if x_lo > -700 else 0.0
         last = f"[{float(lo):.6g}, {float(up):.6g}]"
         if up - lo <= rel_tol * up or up - lo <= abs_tol:
