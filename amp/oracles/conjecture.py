@@ -163,7 +163,9 @@ class EpsFinding:
         ``x2 in {x0, x1}``. Appendix B's proof of Theorem 5 never uses that ``x2`` differs
         from ``x0, x1``, so this value is still computable by Theorem 5.
     constant_pair : PairSpec
-        The pair attaining ``constant_value``.
+        A pair attaining ``constant_value`` (within ``rtol`` and the noise floor); among tied
+        pairs one whose crowd holds ``x0`` if there is one, so that the choice does not depend
+        on the machine's rounding.
     holds_constant : bool
         The relaxed statement: ``max_value <= constant_value * (1 + rtol) + noise_floor``.
     """
@@ -330,8 +332,13 @@ def search(P: object, n: int, eps_values: Sequence[float] | float, *, rtol: floa
         top = float(col.max())
         tie = col >= top * (1 - r) - floor
         holds = top <= conj_val * (1 + r) + floor
-        kc = int(const_idx[np.argmax(col[const_idx])])
-        const_val = float(col[kc])
+        cvals = col[const_idx]
+        const_val = float(cvals.max())
+        # pairs tied with the best uniform crowd (symmetric mechanisms give equal values up to
+        # rounding, whose order differs between machines): the crowd on x0 first, then the first
+        near = const_idx[cvals >= const_val * (1 - r) - floor]
+        on_x0 = [i for i in near if keys[i][2][0] == keys[i][0]]
+        kc = int(on_x0[0] if on_x0 else near[0])
         holds_c = top <= const_val * (1 + r) + floor
         arg = ci if holds else (kc if holds_c else int(np.argmax(col)))
         # per-pair form: for each ordered (x0, x1), its maximum vs its conjectured triples
