@@ -67,12 +67,15 @@ def test_random_laws_contain_exact_enumeration(seed):
     p = rng.dirichlet(np.ones(k))
     law = GPARV(a, b, p, eps0, "random")
     n = int(rng.integers(4, 15))
-    for eps in rng.uniform(0, 0.8 * eps0, 2):
+    checked = 0
+    for eps in (0.0, *rng.uniform(0, 0.8 * eps0, 2)):
         v = delta_enumerate(law, n, float(eps))
         if v < 1e-13:
             continue
         r = _cf(law, n, float(eps), rel_tol=1e-3)
         assert r.lower <= v * (1 + 1e-9) and v * (1 - 1e-9) <= r.upper
+        checked += 1
+    assert checked                       # eps = 0 always has a delta well above 1e-13
 
 
 CASES_LARGE = [  # (mechanism, which law, n, target delta) with the structured exact oracle
