@@ -51,6 +51,7 @@ from scipy import optimize, special
 from amp.core.errors import NumericalError
 from amp.core.floats import TINY, U
 from amp.core.result import Bound
+from amp.core.saddle import log_mgf
 
 __all__ = ["cf_delta", "DEFAULT_MAX_TERMS"]
 
@@ -64,13 +65,6 @@ def _exp(x: float) -> float:
     """``e^x``, 0 below the smallest double (used only where 0 is the safe side, or with two
     ulps of ``TINY`` added)."""
     return math.exp(x) if x > -745.0 else 0.0
-
-
-def _logmgf(g: np.ndarray, lp: np.ndarray, lam: float) -> float:
-    """``K(lam) = log sum_k p_k e^(lam g_k)`` (stable for either sign of ``lam``)."""
-    z = lp + lam * g
-    zm = float(z.max())
-    return zm + math.log(float(np.exp(z - zm).sum()))
 
 
 def _tilted(g: np.ndarray, lp: np.ndarray, lam: float) -> tuple[np.ndarray, float, float]:
@@ -103,7 +97,7 @@ def _alias_bound(g: np.ndarray, lp: np.ndarray, n: int, theta: float, K0: float,
     """Upper bound on ``sum_{m != 0} kappa(m L)`` (step 4), from Chernoff bounds of ``Y``
     under ``Q``; each Chernoff parameter is optimised numerically (any value is valid)."""
     def lam_q(lam: float) -> float:              # log E_Q[e^(lam Y)]
-        return (n * (_logmgf(g, lp, theta + lam) - K0) + lam * theta * s * s
+        return (n * (log_mgf(g, lp, theta + lam) - K0) + lam * theta * s * s
                 + lam * lam * s * s / 2)
 
     def best(logb, lam0: float) -> float:        # min over lam > 0 of the log-bound logb(lam)
@@ -129,6 +123,17 @@ def _alias_bound(g: np.ndarray, lp: np.ndarray, n: int, theta: float, K0: float,
     # the float K's carry a relative error far below the 1% margin taken here
     out = 1.01 * (geo + math.exp(min(lo_, 700.0)) + math.exp(min(hi_, 700.0)))
     return out if math.isfinite(out) else math.inf
+
+
+def _frequencies(s: float, L: float, gabs: float, max_terms: int, where: str) -> tuple[float, int]:
+    """Step ``2 pi / L`` and count ``J`` of frequencies up to ``t_J = 10.5 / s``, or a refusal."""
+    dt = 2 * math.pi / L
+    J = int(math.ceil(_T_SCALE / s / dt))
+    if J > max_terms:
+        raise NumericalError(f"cf: delta {where} needs more than {max_terms} frequencies")
+    if J * dt * gabs > 1e12:           # phases t g_k this large lose their accuracy
+        raise NumericalError(f"cf: phases beyond 1e12 for delta {where}")
+    return dt, J
 
 
 def _trapezoid(g: np.ndarray, w: np.ndarray, n: int, theta: float, s: float, dt: float, J: int,
@@ -205,7 +210,7 @@ def cf_delta(g: np.ndarray, p: np.ndarray, n: int, eps: float, rel_tol: float, l
     lpabs = float(np.abs(lp).max())
     k = g.size
     theta = _theta(g, lp, n)
-    K0 = _logmgf(g, lp, theta)
+    K0 = log_mgf(g, lp, theta)
     w, m1, v1 = _tilted(g, lp, theta)
     if not (math.isfinite(K0) and v1 > 0):
         raise NumericalError("cf: degenerate tilted law")
@@ -216,20 +221,14 @@ def cf_delta(g: np.ndarray, p: np.ndarray, n: int, eps: float, rel_tol: float, l
     if e_lam > 0.5 * rel_tol:
         raise NumericalError(f"cf: the floating-point error of M(theta)^n ({e_lam:.1e}) leaves "
                              f"no room for relative width {rel_tol:g} at n={n}")
+    where = f"at eps={eps:g} for n={n} to relative width {rel_tol:g}"
     s = math.sqrt(0.25 * rel_tol) / theta       # the smoothing's share ~ rel_tol / 4
     last = None
     for _attempt in range(4):
         mu = n * m1 + theta * s * s
         sd = math.sqrt(n * v1 + s * s)
         L = max(mu + _SIGMAS * sd, 2 * (_SIGMAS * sd - mu), 140.0 / theta)
-        dt = 2 * math.pi / L
-        J = int(math.ceil(_T_SCALE / s / dt))
-        if J > max_terms:
-            raise NumericalError(
-                f"cf: delta at eps={eps:g} for n={n} needs more than {max_terms} "
-                f"frequencies to reach relative width {rel_tol:g}")
-        if J * dt * gabs > 1e12:       # phases t g_k this large lose their accuracy
-            raise NumericalError(f"cf: phases beyond 1e12 at eps={eps:g} (n={n})")
+        dt, J = _frequencies(s, L, gabs, max_terms, where)
         T, eT, T0, eT0 = _trapezoid(g, w, n, theta, s, dt, J, K0, gabs, lpabs)
         alias = _alias_bound(g, lp, n, theta, K0, s, L, mu, sd)
         grown = 0
@@ -238,11 +237,7 @@ def cf_delta(g: np.ndarray, p: np.ndarray, n: int, eps: float, rel_tol: float, l
             grown += 1
             alias = _alias_bound(g, lp, n, theta, K0, s, L, mu, sd)
         if grown:
-            dt = 2 * math.pi / L
-            J = int(math.ceil(_T_SCALE / s / dt))
-            if J > max_terms:
-                raise NumericalError(f"cf: delta at eps={eps:g} for n={n} needs more than "
-                                     f"{max_terms} frequencies (wide tilted law)")
+            dt, J = _frequencies(s, L, gabs, max_terms, where)
             T, eT, T0, eT0 = _trapezoid(g, w, n, theta, s, dt, J, K0, gabs, lpabs)
         tc = J * dt                     # the left-out tail sum is <= its integral from J dt
         erfc = special.erfc(s * tc / math.sqrt(2))
