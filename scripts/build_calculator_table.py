@@ -23,14 +23,19 @@ What is stored, and why every stored pair is valid (``delta(eps_i) <= delta_i``)
 * ``q`` is clipped to ``[0, 3899]`` (``delta`` between 1 and ~1.03e-13, below the page's smallest
   delta 1e-12): clipping lowers ``q``, so it only raises the stored delta.
 
-The page answers ``eps`` = the smallest ``eps_i`` with ``delta_i <= delta`` (``0`` when
-``delta >= delta_0``), from the row with the largest grid ``n <= n`` (the bound is
-non-increasing in ``n``: chapter 10's blanket argument, tested in tests/test_calculator_table.py),
-never above ``eps0``.
+The page answers, per row, with the first point ``i`` whose ``delta_i <= delta``: ``0`` when
+that is ``(0, delta_0)``, else the eps where the chord between points ``i - 1`` and ``i``
+(in ``x = e^eps``) reaches ``delta``, rounded up (``row_answer``: Theorem 4's delta is convex in
+``x``, so it lies below the chord), never above ``eps0``. It takes the smallest answer over the
+rows with grid ``n <= n`` (the bound is non-increasing in ``n``: chapter 10's blanket argument,
+tested in tests/test_calculator_table.py).
 
 Encoding (table.js, ``"layout": "sparse"``): ``rows[mech][eps0]`` lists the computed rows,
-each ``[n, k0, q_zero, "qq..."]``: ``k0`` the lattice index of the first point, ``q_zero`` the
-code of ``delta(0)``, then two base-64 characters per lattice point (``q = 64 * c1 + c2``).
+each ``[n, k0, q_zero, "q..."]``: ``k0`` the lattice index of the first point, ``q_zero`` the
+code of ``delta(0)``, then the codes along the lattice (``"codes": "diff"``): the first as two
+base-64 characters (``q = 64 * c1 + c2``), each next one as its increase ``d >= 0`` over the
+one before (the codes never decrease along a row): one character for ``d < 63``, else ``_``
+and two characters.
 Readers (:func:`inflate`, ``inflate`` in calculator.js) rebuild the grid ``n`` (every row's n)
 and the dense ``rows[mech][eps0][i]`` (``null`` where that n has no row).
 
@@ -49,7 +54,9 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import bisect
 import datetime as _dt
+import functools
 import json
 import math
 import os
@@ -84,16 +91,21 @@ N_PER_DECADE = 20                # n lattice 10^(j/20), 3 significant digits
 Q_PER_DECADE = 300               # delta_i = 10^(-q/300)
 Q_MAX = 64 * 64 - 1 - 196        # 3899: delta ~1.03e-13 < 1e-12
 REL_TOLS = (1e-2, 1e-1)          # tried in this order for each delta(eps_i)
+#: inside STEEP_WINDOWS: delta is nearly flat in eps there, so 1% of slack in a stored delta
+#: moves eps(delta) by 10% or more; those rows store amp's upper end at rel_tol 1e-4
+REL_TOLS_STEEP = (1e-4, 1e-2, 1e-1)
 ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 N_MIN_EXP, N_MAX_EXP = 2, 9
 LARGE_N = 10**7                  # above: the lattice range stops at eps(1e-12)/10
-#: where refine_candidates did not converge (6 rounds): Theorem 4's delta(eps) has a near-flat
-#: stretch there (3-RR at eps0 = 8, n = 26000: ~1.5e-4 for eps from 3 to 5.5), so eps(delta)
-#: falls steeply with n where that stretch crosses delta (eps(1e-4) = 5.38 at n = 27000, 2.79 at
-#: 27500); splitting would need rows ~0.1% apart there. (eps0, n_lo, n_hi)
-STEEP_WINDOWS = [(8.0, 24_000, 90_000), (4.0, 450, 1_500)]
+#: where eps(delta) falls steeply with n: Theorem 4's delta(eps) has a near-flat stretch there
+#: (3-RR at eps0 = 8, n = 26000: ~1.5e-4 for eps from 3 to 5.5), so eps(delta) drops where that
+#: stretch crosses delta (eps(1e-4) = 3.54 at n = 27400, 3.10 at 27425, 2.79 at 27500).  The
+#: refinement there places rows at any whole n (down to one user apart) instead of 3
+#: significant digits and 0.5% apart. (eps0, n_lo, n_hi), both ends grid rows.
+STEEP_WINDOWS = [(8.0, 20_000, 100_000), (4.0, 398, 2_000)]
 GUESS_N = 10**6                  # above: the range is walked from a neighbour's (guess_range)
 REFINE_RATIO = 1.075             # consecutive rows whose answers differ more get a row between
+REFINE_RATIO_STEEP = 1.06        # the same inside STEEP_WINDOWS (each row's own slack is larger)
 OLD_CHECKPOINT = REPO / "artifacts" / "calc_table.jsonl"   # the first table's cells
 
 
@@ -123,11 +135,25 @@ def eps_at(k: int) -> str:
     return f"{(d / q).to_integral_value(rounding=ROUND_CEILING) * q:.3e}"
 
 
+#: relative margin of a stored delta over amp's certified upper end: covers the float error of
+#: ``10^(-q/300)`` in any implementation (a few ulp, ~1e-15) by far
+Q_MARGIN = 1e-12
+
+
 def q_code(upper: float) -> int:
-    """The stored code of a delta upper value: 10^(-q/300) >= upper * 10^(1/300)."""
+    """The stored code of a delta upper value: the largest ``q`` with ``10^(-q/300) >= upper *
+    (1 + Q_MARGIN)`` (clipped to ``[0, Q_MAX]``, which only raises the stored delta).
+
+    Tables before 2026-12-02 used ``floor(-300 log10 upper) - 1`` (a margin of 0.77% to 1.5%);
+    their rows keep those codes (valid, a little looser)."""
     if upper <= 0:
         return Q_MAX
-    q = math.floor(-Q_PER_DECADE * math.log10(upper)) - 1
+    target = upper * (1 + Q_MARGIN)
+    q = math.floor(-Q_PER_DECADE * math.log10(target))
+    while q > 0 and q_delta(q) < target:
+        q -= 1
+    while q_delta(q + 1) >= target:
+        q += 1
     return min(max(q, 0), Q_MAX)
 
 
@@ -162,10 +188,15 @@ def priority() -> list[int]:
     return order
 
 
-def _delta_upper(prof, eps: float) -> tuple[float | None, float | None, str | None]:
+def in_steep_window(eps0: float, n: int) -> bool:
+    return any(eps0 == w0 and lo <= n <= hi for w0, lo, hi in STEEP_WINDOWS)
+
+
+def _delta_upper(prof, eps: float, rel_tols: tuple = REL_TOLS
+                 ) -> tuple[float | None, float | None, str | None]:
     import amp
     msg = None
-    for rt in REL_TOLS:
+    for rt in rel_tols:
         try:
             b = prof.delta(eps, rel_tol=rt)
         except amp.NumericalError as exc:
@@ -197,11 +228,12 @@ def compute_row(mid: str, eps0: float, n: int,
     # computed (the first rows above 1e7 took every third, marked "skipped": a skipped point
     # inherits its predecessor's delta, valid; --redo-skipped recomputes such rows)
     floor_div = 10 if n > LARGE_N else 30
+    rel_tols = REL_TOLS_STEEP if in_steep_window(eps0, n) else REL_TOLS
     memo: dict[int, tuple] = {}
 
     def at(k: int):
         if k not in memo:
-            memo[k] = _delta_upper(prof, float(eps_at(k)))
+            memo[k] = _delta_upper(prof, float(eps_at(k)), rel_tols)
         return memo[k][0]
 
     if guess is None:
@@ -240,7 +272,7 @@ def compute_row(mid: str, eps0: float, n: int,
         tols.append(rt)
         if msg:
             reasons[str(k)] = msg
-    u0, rt0, msg0 = _delta_upper(prof, 0.0)
+    u0, rt0, msg0 = _delta_upper(prof, 0.0, rel_tols)
     return {"mech": mid, "eps0": eps0, "n": n, "k0": ks[0], "uppers": uppers, "tols": tols,
             "delta0": u0, "tol0": rt0, "reasons": reasons, "msg0": msg0,
             "eps_search": [lo, hi], "range_from": "searches" if guess is None else "walk",
@@ -319,38 +351,127 @@ def row_codes(c: dict | None, old: list | None) -> tuple[int, int, list[int]]:
 
 
 def encode_row(c: dict | None, old: list | None = None) -> tuple[list, dict]:
-    """``[k0, q_zero, "qq..."]`` (see the module docstring)."""
+    """``[k0, q_zero, "q..."]`` (see the module docstring)."""
     k0, q0, qs = row_codes(c, old)
     # drop trailing points that add nothing (same code as the point before)
     while len(qs) > 1 and qs[-1] == qs[-2]:
         qs.pop()
-    s = "".join(ALPHABET[q // 64] + ALPHABET[q % 64] for q in qs)
     skipped = sum(u is None for u in c["uppers"]) if c is not None else 0
-    return [k0, q0, s], {"points": len(qs), "skipped": skipped}
+    return [k0, q0, encode_codes(qs)], {"points": len(qs), "skipped": skipped}
+
+
+def encode_codes(qs: list[int]) -> str:
+    """The codes of one row as text (``"codes": "diff"``, the module docstring)."""
+    assert qs and all(0 <= q <= Q_MAX for q in qs) and qs == sorted(qs)
+    out = [ALPHABET[qs[0] // 64] + ALPHABET[qs[0] % 64]]
+    for a, b in zip(qs, qs[1:]):
+        d = b - a
+        out.append(ALPHABET[d] if d < 63 else "_" + ALPHABET[d // 64] + ALPHABET[d % 64])
+    return "".join(out)
+
+
+def decode_codes(s: str, codes: str = "diff") -> list[int]:
+    """The inverse of :func:`encode_codes`; ``codes="abs"``: two characters per code (the
+    layout of tables written before the diff form)."""
+    return list(_decode_codes(s, codes))
+
+
+@functools.lru_cache(maxsize=None)
+def _decode_codes(s: str, codes: str) -> tuple[int, ...]:
+    """:func:`decode_codes`, cached: the lookup mirror decodes every row below n per answer."""
+    ix = ALPHABET.index
+    if codes == "abs":
+        return tuple(ix(s[i]) * 64 + ix(s[i + 1]) for i in range(0, len(s), 2))
+    if codes != "diff":
+        raise ValueError(f"unknown code layout {codes!r}")
+    qs, i = [ix(s[0]) * 64 + ix(s[1])], 2
+    while i < len(s):
+        if s[i] == "_":
+            d, i = ix(s[i + 1]) * 64 + ix(s[i + 2]), i + 3
+        else:
+            d, i = ix(s[i]), i + 1
+        qs.append(qs[-1] + d)
+    return tuple(qs)
 
 
 def decode_row(row: list) -> tuple[int, int, list[int]]:
     k0, q0, s = row
-    return k0, q0, [ALPHABET.index(s[i]) * 64 + ALPHABET.index(s[i + 1])
-                    for i in range(0, len(s), 2)]
+    return k0, q0, decode_codes(s)
 
 
-def row_answer(table: dict, row: list, eps0: float, delta: float) -> dict:
-    """One row's answer: the smallest eps_i with delta_i <= delta (0 if delta >= delta_0)."""
-    k0, q0, qs = decode_row(row)
-    if delta >= q_delta(q0):
-        return {"eps": 0.0, "k": None, "kind": "zero", "pairDelta": q_delta(q0)}
-    lat = table["eps_lattice"]
-    for idx, q in enumerate(qs):
-        if q_delta(q) <= delta:
-            e = float(lat[k0 + idx - table["eps_lattice_k0"]])
-            if e >= eps0:
+_Q_DELTA = [q_delta(q) for q in range(Q_MAX + 1)]
+_LATTICE_FLOATS: dict = {}
+
+
+def _lattice_floats(lat: list) -> list[float]:
+    """``[float(x) for x in lat]``, cached per lattice list (the lookup reads it per row)."""
+    got = _LATTICE_FLOATS.get(id(lat))
+    if got is None or got[0] is not lat:
+        got = _LATTICE_FLOATS[id(lat)] = (lat, [float(x) for x in lat])
+    return got[1]
+
+
+def ceil4(x: float) -> float:
+    """``x > 0`` rounded UP to 4 significant digits (as a double; the same operations in
+    calculator.js: the scale ``10^(3-e)`` is an exact integer for ``x < 1000``)."""
+    e = math.floor(math.log10(x))
+    s = 10.0 ** (3 - e)
+    if x * s >= 10000:                 # log10 a hair off at a power of ten
+        s /= 10
+    elif x * s < 1000:
+        s *= 10
+    return math.ceil(x * s) / s
+
+
+#: relative margin added to a chord's eps before it is rounded up (covers the float error of
+#: the few operations behind it, ~1e-15, by far)
+CHORD_MARGIN = 1e-9
+
+
+def row_answer(table: dict, row: list, eps0: float, delta: float, chord: bool = True) -> dict:
+    """One row's answer at ``delta`` (mirrored in calculator.js; the tests compare the two).
+
+    The row's certified points are ``(0, delta_0)`` and ``(eps_i, delta_i)`` along the lattice.
+    With ``i`` the first point whose ``delta_i <= delta``: ``0`` if that is ``(0, delta_0)``;
+    otherwise the eps where the chord between points ``i - 1`` and ``i`` crosses ``delta``, in
+    the variable ``x = e^eps``: Theorem 4's ``delta(eps) = E[(A - e^eps B)_+] / n`` (``A, B``
+    free of eps) is convex in ``x``, so it lies below that chord, which lies below the chord of
+    the stored upper values. The chord's eps is rounded up to 4 significant digits (after a
+    relative margin ``CHORD_MARGIN``), never above ``eps_i`` (itself valid); an answer at or
+    above ``eps0`` is ``eps0`` (always valid). ``chord=False``: the lattice point ``eps_i`` itself
+    (the page before 2026-12-02; bench/bench_calculator.py --before compares the two).
+    """
+    k0, q0 = row[0], row[1]
+    qs = _decode_codes(row[2], table.get("codes", "abs"))
+    d0 = _Q_DELTA[q0]
+    if delta >= d0:
+        return {"eps": 0.0, "k": None, "kind": "zero", "pairDelta": d0}
+    lat = _lattice_floats(table["eps_lattice"])
+    off = k0 - table["eps_lattice_k0"]
+    # the first point with delta_i <= delta (the codes never decrease: bisect on them)
+    first = bisect.bisect_left(qs, True, key=lambda q: _Q_DELTA[q] <= delta)
+    e_prev, d_prev = (0.0, d0) if first == 0 else (lat[off + first - 1],
+                                                   _Q_DELTA[qs[first - 1]])
+    for idx in range(first, len(qs)):
+        d, e = _Q_DELTA[qs[idx]], lat[off + idx]
+        if d <= delta:
+            kind, v = "pair", e
+            if d < delta and chord:
+                t = (d_prev - delta) / (d_prev - d)
+                y1, y2 = math.expm1(e_prev), math.expm1(e)
+                c = ceil4(math.log1p(y1 + t * (y2 - y1)) * (1 + CHORD_MARGIN))
+                if c < e:
+                    kind, v = "chord", c
+            if v >= eps0:
                 break
-            return {"eps": e, "k": k0 + idx, "kind": "pair", "pairDelta": q_delta(q)}
+            return {"eps": v, "k": k0 + idx, "kind": kind, "pairDelta": d,
+                    "prevEps": e_prev, "prevDelta": d_prev}
+        e_prev, d_prev = e, d
     return {"eps": eps0, "k": None, "kind": "eps0", "pairDelta": 0.0}
 
 
-def answer(table: dict, mid: str, eps0: float, n: int, delta: float) -> dict:
+def answer(table: dict, mid: str, eps0: float, n: int, delta: float,
+           chord: bool = True) -> dict:
     """The page's lookup (mirrored in calculator.js; tests compare the two): the smallest
     answer over the rows with grid n <= n (each is valid), the largest n among ties."""
     src = next(m.get("same_as", m["id"]) for m in table["mechanisms"] if m["id"] == mid)
@@ -358,7 +479,7 @@ def answer(table: dict, mid: str, eps0: float, n: int, delta: float) -> dict:
     best = None
     for i, g in enumerate(table["n"]):
         if g <= n and rows[i] is not None:
-            a = row_answer(table, rows[i], eps0, delta)
+            a = row_answer(table, rows[i], eps0, delta, chord)
             if best is None or a["eps"] <= best["eps"]:
                 best = {**a, "i": i, "gridN": g}
     return best if best is not None else {"status": "refused"}
@@ -371,21 +492,23 @@ def round3(x: float) -> int:
 
 
 def refine_candidates(table: dict, ratio: float = REFINE_RATIO, near_zero: float = 2e-3,
-                      n_max: float = math.inf, n_deltas: int = 200
+                      n_max: float = math.inf, n_deltas: int = 200,
+                      fine: list = STEEP_WINDOWS, fine_ratio: float = REFINE_RATIO_STEEP
                       ) -> list[tuple[str, float, int]]:
     """Rows to add where consecutive rows of the table answer too differently.
 
     A question with ``n`` just below the grid point ``n_b`` is answered by the row ``n_a`` below;
-    amp's own answer there is at least about row ``n_b``'s answer over one lattice step (1.035).
-    So the page's cost is at most about ``ans_a / ans_b * 1.035``.  Where ``ans_a / ans_b``
-    exceeds ``ratio`` at some delta of the page's range (1.075: answers three lattice steps
-    apart, 1.109, are split; two, 1.071, are not), a row at the geometric midpoint (3
-    significant digits) is proposed.  Not counted: ``ans_b = 0`` or ``ans_a - ans_b <=
-    near_zero`` (near ``eps = 0`` no n grid bounds the relative cost, since ``delta(0)``
-    crosses the target between two rows; the page says so), rows closer than 0.5% in n, and
-    midpoints above ``n_max``.  Where eps falls steeply with n (eps0 = 8 near n = 3e4, where
-    eps(1e-4) drops from 6.9 to 2.6 between two rows 12% apart) rounds of this split the gap
-    until the answers of neighbours are close.
+    amp's own answer there is at least about row ``n_b``'s (the chord answers of
+    :func:`row_answer` sit close above the exact values). So the page's cost is at most about
+    ``ans_a / ans_b``.  Where ``ans_a / ans_b`` exceeds ``ratio`` at some delta of the page's
+    range, a row at the geometric midpoint (3 significant digits) is proposed.  Not counted:
+    ``ans_b = 0`` or ``ans_a - ans_b <= near_zero`` (near ``eps = 0`` no n grid bounds the
+    relative cost, since ``delta(0)`` crosses the target between two rows; the page says so),
+    rows closer than 0.5% in n, and midpoints above ``n_max``.  Inside the windows ``fine``
+    (``(eps0, n_lo, n_hi)``, where eps falls steeply with n: see ``STEEP_WINDOWS``) the
+    threshold is ``fine_ratio`` (each row's own slack is larger there), the midpoint is any
+    whole n (``isqrt(n_a n_b)``) and rows may be as close as one user apart; rounds of this
+    split the gap until the answers of neighbours are close.
     """
     out = []
     deltas = [10 ** (-4 - 8 * i / (n_deltas - 1)) for i in range(n_deltas)]
@@ -396,13 +519,20 @@ def refine_candidates(table: dict, ratio: float = REFINE_RATIO, near_zero: float
             rows = table["rows"][m["id"]][f"{e0:g}"]
             have = [(g, r) for g, r in zip(table["n"], rows) if r is not None]
             for (na, ra), (nb, rb) in zip(have, have[1:]):
-                mid = round3(math.sqrt(na * nb))
-                if nb / na < 1.005 or not na < mid < nb or mid > n_max:
+                r = ratio
+                if any(e0 == w0 and lo <= na and nb <= hi for w0, lo, hi in fine):
+                    mid = math.isqrt(na * nb)          # any whole n: eps falls steeply here
+                    r = fine_ratio
+                else:
+                    mid = round3(math.sqrt(na * nb))
+                    if nb / na < 1.005:
+                        continue
+                if not na < mid < nb or mid > n_max:
                     continue
                 for d in deltas:
                     a = row_answer(table, ra, e0, d)["eps"]
                     b = row_answer(table, rb, e0, d)["eps"]
-                    if b > 0 and a > ratio * b and a - b > near_zero:
+                    if b > 0 and a > r * b and a - b > near_zero:
                         out.append((m["id"], e0, mid))
                         break
     return out
@@ -426,10 +556,35 @@ def load_checkpoint(path: Path) -> dict:
     return cells
 
 
-def assemble(cells: dict, meta: dict, old: dict | None = None) -> tuple[dict, dict]:
-    old = old or {}
+def read_table(path: Path) -> dict | None:
+    """The stored table at ``path`` (table.js, sparse layout as written), or None."""
+    if not path.is_file():
+        return None
+    text = path.read_text(encoding="utf-8")
+    return json.loads(text[text.index("=") + 1:].strip().rstrip(";"))
+
+
+def shipped_rows(stored: dict | None) -> dict:
+    """``{(mech, eps0, n): [k0, q_zero, "q..."]}``: the encoded rows of a stored table.
+
+    Each was a valid row when it was written (its provenance is in that table's ``meta``), so
+    ``assemble`` can keep it as it is: ``--keep-shipped`` adds new rows to the shipped table
+    without the checkpoint its rows came from."""
+    if not stored:
+        return {}
+    layout = stored.get("codes", "abs")
+    return {(src, float(e0), r[0]): [r[1], r[2], encode_codes(decode_codes(r[3], layout))]
+            for src, per in stored["rows"].items() for e0, rows in per.items() for r in rows}
+
+
+def assemble(cells: dict, meta: dict, old: dict | None = None,
+             base: dict | None = None) -> tuple[dict, dict]:
+    """The table from computed ``cells`` (and the first table's pairs ``old``); ``base`` holds
+    encoded rows (``shipped_rows``) kept where no cell of the same (mech, eps0, n) exists."""
+    old, base = old or {}, base or {}
     srcs = [m["id"] for m in MECHANISMS if "same_as" not in m]
-    ns = sorted({n for (_, _, n) in cells} | {n for (_, _, n) in old})
+    ns = sorted({n for (_, _, n) in cells} | {n for (_, _, n) in old}
+                | {n for (_, _, n) in base})
     rows, stats = {}, {"points": 0, "skipped": 0, "rows": 0, "missing_rows": 0,
                        "rows_with_first_table_pairs": 0, "rows_only_first_table": 0}
     reasons = {}
@@ -439,6 +594,12 @@ def assemble(cells: dict, meta: dict, old: dict | None = None) -> tuple[dict, di
             lst = []
             for n in ns:
                 c, o = cells.get((src, e0, n)), old.get((src, e0, n))
+                if c is None and not o and (src, e0, n) in base:
+                    lst.append(base[(src, e0, n)])
+                    stats["rows"] += 1
+                    stats["points"] += len(decode_codes(base[(src, e0, n)][2]))
+                    stats["rows_kept"] = stats.get("rows_kept", 0) + 1
+                    continue
                 if c is None and not o:
                     lst.append(None)
                     stats["missing_rows"] += 1
@@ -465,7 +626,7 @@ def assemble(cells: dict, meta: dict, old: dict | None = None) -> tuple[dict, di
                        "rows_only_first_table": stats["rows_only_first_table"]}}
     table = {"meta": meta, "mechanisms": MECHANISMS, "eps0": EPS0, "n": ns,
              "delta_range": list(DELTA_RANGE), "q_per_decade": Q_PER_DECADE,
-             "alphabet": ALPHABET, "eps_lattice_k0": kmin,
+             "alphabet": ALPHABET, "codes": "diff", "eps_lattice_k0": kmin,
              "eps_lattice": [eps_at(k) for k in range(kmin, kmax)],
              "rows": rows, "uncertified": reasons}
     return table, stats
@@ -473,7 +634,7 @@ def assemble(cells: dict, meta: dict, old: dict | None = None) -> tuple[dict, di
 
 def sparse(table: dict) -> dict:
     """The table as stored in table.js: ``rows[mech][eps0]`` lists only the computed rows, each
-    ``[n, k0, q_zero, "qq..."]`` (no global ``n`` grid, no ``null`` slots: most grid values are
+    ``[n, k0, q_zero, "q..."]`` (no global ``n`` grid, no ``null`` slots: most grid values are
     refinement rows of one (mechanism, eps0)). :func:`inflate` (and ``inflate`` in
     calculator.js) restores the in-memory form that :func:`answer` reads."""
     out = {k: v for k, v in table.items() if k not in ("n", "rows")}
@@ -486,7 +647,7 @@ def sparse(table: dict) -> dict:
 
 def inflate(table: dict) -> dict:
     """The in-memory form of a stored table: the grid ``n`` (every n of any row, ascending) and
-    ``rows[mech][eps0][i]`` = ``[k0, q_zero, "qq..."]`` or ``None`` for grid value ``n[i]``."""
+    ``rows[mech][eps0][i]`` = ``[k0, q_zero, "q..."]`` or ``None`` for grid value ``n[i]``."""
     if table.get("layout") != "sparse":
         return table
     ns = sorted({r[0] for per in table["rows"].values() for rows in per.values() for r in rows})
@@ -542,6 +703,12 @@ def main(argv: list[str] | None = None) -> int:
                     help="no refinement row above this n")
     ap.add_argument("--row-timeout", type=float, default=0,
                     help="give up a row after this many seconds (0: never); it is reported")
+    ap.add_argument("--recompute-steep", action="store_true",
+                    help="recompute the kept rows inside STEEP_WINDOWS (at REL_TOLS_STEEP; "
+                         "a computed row replaces the kept one, a failed one stays kept)")
+    ap.add_argument("--keep-shipped", action="store_true",
+                    help="keep the rows of the table already at --out (see shipped_rows) and "
+                         "add the computed ones; its provenance is carried over")
     args = ap.parse_args(argv)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
 
@@ -550,6 +717,10 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGALRM, _timeout)
     import amp
 
+    stored = read_table(args.out) if args.keep_shipped else None
+    if args.keep_shipped and not stored:
+        ap.error(f"--keep-shipped: no table at {args.out} to keep")
+    base = shipped_rows(stored)
     cells = load_checkpoint(args.checkpoint)
     for extra in args.also_read:
         cells.update(load_checkpoint(extra))
@@ -559,17 +730,23 @@ def main(argv: list[str] | None = None) -> int:
         skip = {(m, float(e), int(float(n))) for m, e, n in
                 (x.split(":") for x in args.skip)}
         todo = [(m, e0, n_at(j)) for j in priority() for m in srcs for e0 in EPS0
-                if (m, e0, n_at(j)) not in cells and (m, e0, n_at(j)) not in skip]
+                if (m, e0, n_at(j)) not in cells and (m, e0, n_at(j)) not in skip
+                and (m, e0, n_at(j)) not in base]
         if args.slow_last:
             # measured: RAPPOR/OUE/BLH at eps0 <= 2 cost 5-30 s per row near n = 1e4 (amp's
             # structured backend takes ~1 s at some eps there), other rows ~0.1-2 s: do the
             # cheap rows first (a stable sort keeps the priority order within each group)
             todo.sort(key=lambda t: t[0] in ("rappor", "oue", "blh") and t[1] <= 2)
+        if args.recompute_steep:
+            todo += sorted((key for key in base if in_steep_window(key[1], key[2])
+                            and key not in cells and key not in skip), key=lambda t: t[2])
         if args.redo_skipped:
             todo += [key for key, c in sorted(cells.items(), key=lambda kv: kv[0][2])
                      if "skipped" in c["tols"] and key not in skip]
         i, k_parts = (int(x) for x in args.part.split("/")) if args.part else (0, 1)
-        todo = todo[i::k_parts]
+        # split by a hash of the row, not by list position: the parts start at slightly
+        # different times and may see different lists (rows another part already finished)
+        todo = [t for t in todo if zlib.crc32(repr(t).encode()) % k_parts == i]
         args.checkpoint.parent.mkdir(parents=True, exist_ok=True)
         t0 = time.time()
 
@@ -609,11 +786,11 @@ def main(argv: list[str] | None = None) -> int:
                 break
             for extra in args.also_read:               # rows the other parts computed
                 cells.update(load_checkpoint(extra))
-            table, _ = assemble(cells, {}, {} if args.no_first_table else old_pairs())
+            table, _ = assemble(cells, {}, {} if args.no_first_table else old_pairs(), base)
             # parts split the candidates by a hash of the row (not by list position: the
             # parts may see slightly different lists)
             todo = [t for t in refine_candidates(table, n_max=args.refine_max_n)
-                    if t not in cells and t not in skip
+                    if t not in cells and t not in skip and t not in base
                     and zlib.crc32(repr(t).encode()) % k_parts == i]
             print(f"refinement round {rnd + 1}: {len(todo)} rows", flush=True)
             if not todo:
@@ -629,6 +806,7 @@ def main(argv: list[str] | None = None) -> int:
         "note": args.note,
         "date_utc": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "delta_rel_tol": REL_TOLS[0], "delta_rel_tol_fallbacks": list(REL_TOLS[1:]),
+        "delta_rel_tol_steep_windows": list(REL_TOLS_STEEP), "steep_windows": STEEP_WINDOWS,
         "bound": "upper (Theorem 4, optimal decomposition): amp.profile(m, n).delta(eps).upper",
         "stored": "eps_i = ceil4(10^(k/67)); delta_i = 10^(-q/300), q = floor(-300 log10 upper) - 1,"
                   " running min of delta along eps",
@@ -645,7 +823,21 @@ def main(argv: list[str] | None = None) -> int:
             "delta = 1 and 3 x 10^-k, rel_tol 1e-4; artifacts/calc_table.jsonl), computed "
             "2026-12-01 03:44-04:45 UTC at commits 75a68f4, 9e465df, 4b22cc4, e2b0215 (amp "
             "0.2.0; other sessions had uncommitted changes in amp/ meanwhile)")
-    table, stats = assemble(cells, meta, old)
+    if stored:
+        prev = stored["meta"]
+        meta["git_commits"] = sorted(set(commits) | set(prev["git_commits"]))
+        meta["cpu_seconds"] = round(meta["cpu_seconds"] + prev["cpu_seconds"], 1)
+        meta["note"] = "; ".join(x for x in (prev.get("note", ""), args.note) if x)
+        meta["command"] += " --keep-shipped"
+        for key in ("first_table", "rows_skipped"):
+            if key in prev and key not in meta:
+                meta[key] = prev[key]
+        meta["kept_rows_from"] = {"date_utc": prev["date_utc"], "rows": prev["rows"],
+                                  "amp_version": prev["amp_version"]}
+    table, stats = assemble(cells, meta, old, base)
+    if stored:
+        # the kept rows' share of the first table's pairs (shipped_rows keeps them as they are)
+        table["meta"]["rows_with_first_table_pairs"] += prev.get("rows_with_first_table_pairs", 0)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(to_js(table))
     print(f"wrote {args.out} ({args.out.stat().st_size / 1024:.0f} kB): {stats}", flush=True)

@@ -76,29 +76,58 @@
 
   function qDelta(T, q) { return Math.pow(10, -q / T.q_per_decade); }
 
+  /* The codes along a row ("codes": "diff"): the first as two base-64 characters, each next
+   * one as its increase over the one before: one character below 63, else "_" and two. */
   function decodeRow(T, row) {
-    var s = row[2], qs = [];
-    for (var p = 0; p < s.length; p += 2) {
-      qs.push(64 * T.alphabet.indexOf(s[p]) + T.alphabet.indexOf(s[p + 1]));
+    var s = row[2], a = T.alphabet, qs = [64 * a.indexOf(s[0]) + a.indexOf(s[1])];
+    if (T.codes !== "diff") { throw new Error("unknown table code layout " + T.codes); }
+    for (var p = 2; p < s.length;) {
+      var d;
+      if (s[p] === "_") { d = 64 * a.indexOf(s[p + 1]) + a.indexOf(s[p + 2]); p += 3; }
+      else { d = a.indexOf(s[p]); p += 1; }
+      qs.push(qs[qs.length - 1] + d);
     }
     return {k0: row[0], q0: row[1], qs: qs};
   }
 
   function latticeEps(T, k) { return Number(T.eps_lattice[k - T.eps_lattice_k0]); }
 
-  /* The row's answer at delta: {eps, k (lattice index or null), pairDelta, kind} */
+  /* x > 0 rounded UP to 4 significant digits (ceil4 in the Python mirror: the scale 10^(3-e)
+   * is an exact integer for x < 1000, so both compute the same double). */
+  function ceil4(x) {
+    var e = Math.floor(Math.log10(x)), s = Math.pow(10, 3 - e);
+    if (x * s >= 10000) { s /= 10; } else if (x * s < 1000) { s *= 10; }
+    return Math.ceil(x * s) / s;
+  }
+
+  var CHORD_MARGIN = 1e-9;
+
+  /* The row's answer at delta (row_answer in the Python mirror). The row's points are (0,
+   * delta_0) and (eps_i, delta_i); with i the first point whose delta_i <= delta: 0 if that is
+   * (0, delta_0), else the eps where the chord between points i-1 and i crosses delta, in
+   * x = e^eps (Theorem 4's delta = E[(A - e^eps B)_+]/n is convex in x, so it lies below the
+   * chord), rounded up to 4 digits, never above eps_i; at or above eps0: eps0. */
   function rowAnswer(T, row, eps0, delta) {
-    var r = decodeRow(T, row);
-    if (delta >= qDelta(T, r.q0)) {
-      return {eps: 0, k: null, pairDelta: qDelta(T, r.q0), kind: "zero", r: r};
+    var r = decodeRow(T, row), d0 = qDelta(T, r.q0);
+    if (delta >= d0) {
+      return {eps: 0, k: null, pairDelta: d0, kind: "zero", r: r};
     }
+    var ePrev = 0, dPrev = d0;
     for (var idx = 0; idx < r.qs.length; idx++) {
-      if (qDelta(T, r.qs[idx]) <= delta) {
-        var e = latticeEps(T, r.k0 + idx);
-        if (e >= eps0) { break; }
-        return {eps: e, k: r.k0 + idx, idx: idx, pairDelta: qDelta(T, r.qs[idx]), kind: "pair",
-                r: r};
+      var d = qDelta(T, r.qs[idx]), e = latticeEps(T, r.k0 + idx);
+      if (d <= delta) {
+        var kind = "pair", v = e;
+        if (d < delta) {
+          var t = (dPrev - delta) / (dPrev - d);
+          var y1 = Math.expm1(ePrev), y2 = Math.expm1(e);
+          var c = ceil4(Math.log1p(y1 + t * (y2 - y1)) * (1 + CHORD_MARGIN));
+          if (c < e) { kind = "chord"; v = c; }
+        }
+        if (v >= eps0) { break; }
+        return {eps: v, k: r.k0 + idx, idx: idx, pairDelta: d, kind: kind, prevEps: ePrev,
+                prevDelta: dPrev, pairEps: e, r: r};
       }
+      ePrev = e; dPrev = d;
     }
     return {eps: eps0, k: null, pairDelta: 0, kind: "eps0", r: r};
   }
@@ -166,7 +195,8 @@
       if (a === null || b.eps <= a.eps) { a = b; i = r; }
     }
     var out = {status: "ok", mech: mech, eps0: eps0, n: n, delta: delta, i: i, gridN: ns[i],
-      eps: a.eps, k: a.k, kind: a.kind, pairDelta: a.pairDelta,
+      eps: a.eps, k: a.k, kind: a.kind, pairDelta: a.pairDelta, pairEps: a.pairEps,
+      prevEps: a.prevEps, prevDelta: a.prevDelta,
       aboveTable: true, cli: cliLine(mech, eps0, n, deltaText.trim())};
     for (var t = last + 1; t < ns.length; t++) { if (rows[t] !== null) { out.aboveTable = false; } }
     if (n === ns[last]) { out.aboveTable = false; }
@@ -202,7 +232,7 @@
     }
     box.setAttribute("data-grid-n", String(a.gridN));
     box.setAttribute("data-eps", String(a.eps));
-    box.setAttribute("data-pair-eps", String(a.eps));
+    box.setAttribute("data-pair-eps", String(a.kind === "chord" ? a.pairEps : a.eps));
     box.setAttribute("data-pair-delta", String(a.pairDelta));
     if (a.cost !== undefined) { box.setAttribute("data-cost", String(a.cost)); }
     var main = p("", "amp-calc-answer");
@@ -220,6 +250,12 @@
       p("Answered by " + row + " and its pair (\u03b5 = " + fmt(a.eps, 4) + ", \u03b4 \u2264 " +
         fmtUp(a.pairDelta) + "): amp certified \u03b4(" + fmt(a.eps, 4) + ") \u2264 " +
         fmtUp(a.pairDelta) + " \u2264 your \u03b4 = " + fmt(a.delta, 6) + ".");
+    } else if (a.kind === "chord") {
+      p("Answered by " + row + " and its pairs (\u03b5 = " + fmt(a.prevEps, 4) + ", \u03b4 \u2264 " +
+        fmtUp(a.prevDelta) + ") and (\u03b5 = " + fmt(a.pairEps, 4) + ", \u03b4 \u2264 " +
+        fmtUp(a.pairDelta) + "): Theorem 4's \u03b4 is convex in e^\u03b5, so between them it " +
+        "lies below the chord, which reaches your \u03b4 = " + fmt(a.delta, 6) + " at \u03b5 = " +
+        fmt(a.eps, 4) + " (rounded up).");
     } else {
       p("Answered by \u03b5\u2080 itself (always valid): " + row + " holds no pair with a smaller " +
         "\u03b5 and \u03b4 \u2264 yours.");
