@@ -48,7 +48,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--n-max", type=float, default=math.inf, help="only the n ranges up to here")
     ap.add_argument("--steep", type=int, default=0, metavar="Q",
                     help="also Q questions in each window of B.STEEP_WINDOWS (eps0 fixed), "
-                         "where the table's refinement did not converge")
+                         "where eps falls steeply with n (rows at whole n there)")
+    ap.add_argument("--adversarial", type=int, default=0, metavar="Q",
+                    help="also the Q questions where rounding n down costs most by the table's "
+                         "own reading: n = n_b - 1 just below a row, at the delta where the "
+                         "rows n_a < n_b answer furthest apart (n_b <= 1e7)")
+    ap.add_argument("--adversarial-steep", type=int, default=0, metavar="Q",
+                    help="the same, among the pairs of rows inside B.STEEP_WINDOWS only")
+    ap.add_argument("--before", type=Path, default=None, metavar="TABLE_JS",
+                    help="also answer every question from this (earlier) table.js and print "
+                         "its costs beside (the same questions, the same amp answers)")
     args = ap.parse_args(argv)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     import amp
@@ -56,6 +65,16 @@ def main(argv: list[str] | None = None) -> int:
     from test_calculator_table import MECHS, TABLE_JS, load_table
 
     table = load_table()
+    before = load_table(args.before) if args.before else None
+
+    def counted(page: float, amp_upper: float) -> bool:
+        """A relative cost is counted unless the answer is within --near-zero of amp's and
+        more than 10% above it (eps near 0: no relative bound exists there)."""
+        return not (page - amp_upper <= args.near_zero
+                    and (amp_upper == 0 or page / amp_upper - 1 > 0.10))
+    if before is not None:
+        print(f"before: {args.before} ({args.before.stat().st_size / 1024:.0f} kB, "
+              f"{before['meta']['rows']} rows); 'was' columns answer from it")
     rng = random.Random(args.seed)
     ids = [m["id"] for m in table["mechanisms"]]
     print(f"table.js: {TABLE_JS.stat().st_size / 1024:.0f} kB, {table['meta']['rows']} rows, "
@@ -77,6 +96,7 @@ def main(argv: list[str] | None = None) -> int:
         if e0_fixed is not None:
             print(f"steep window eps0={e0_fixed:g}:", flush=True)
         costs, near, near_abs, invalid, worst, t0 = [], 0, 0.0, 0, None, time.time()
+        was = []                                  # the --before table's costs (same questions)
         refused = 0
         for _ in range(max(1, round(count * args.scale))):
             mid, e0 = rng.choice(ids), rng.choice(table["eps0"])
@@ -95,15 +115,22 @@ def main(argv: list[str] | None = None) -> int:
             if b is None:
                 refused += 1
                 continue
+            if before is not None:
+                # the earlier page: its table, and its lookup (the lattice point, no chord)
+                old = B.answer(before, mid, e0, n, delta, chord=False)["eps"]
+                if old < b.lower:
+                    invalid += 1
+                    print(f"  INVALID (before): {mid} eps0={e0} n={n} delta={delta:.3g}")
+                if counted(old, b.upper):
+                    was.append(old / b.upper - 1)
             if page < b.lower:
                 invalid += 1
                 print(f"  INVALID: {mid} eps0={e0} n={n} delta={delta:.3g}: page {page} < "
                       f"amp {b.bracket}")
-            if page - b.upper <= args.near_zero:
-                if b.upper == 0 or page / b.upper - 1 > 0.10:
-                    near += 1
-                    near_abs = max(near_abs, page - b.upper)
-                    continue
+            if not counted(page, b.upper):
+                near += 1
+                near_abs = max(near_abs, page - b.upper)
+                continue
             c = page / b.upper - 1
             costs.append(c)
             if worst is None or c > worst[0]:
@@ -116,10 +143,19 @@ def main(argv: list[str] | None = None) -> int:
                + f" {near:>6} {near_abs:9.2e} {invalid:>7} {time.time() - t0:7.1f}"
                + (f"  ({refused} questions amp could not certify)" if refused else ""))
         print(row, flush=True)
+        if before is not None and was:
+            was.sort()
+            print(f"{'was':>12} {len(was):>4} {100 * statistics.median(was):7.1f}% "
+                  f"{100 * was[max(0, math.ceil(0.9 * len(was)) - 1)]:7.1f}% "
+                  f"{100 * was[-1]:7.1f}%   (the --before table, same questions)", flush=True)
         if worst:
             print(f"{'':>12} worst: {worst[1]} eps0={worst[2]:g} n={worst[3]} "
                   f"delta={worst[4]:.3g}: page {worst[5]} vs amp {worst[6]:.6g}", flush=True)
         lines.append(row)
+    if args.adversarial:
+        adversarial(table, args.adversarial, args.near_zero)
+    if args.adversarial_steep:
+        adversarial(table, args.adversarial_steep, args.near_zero, steep_only=True)
     print("cost = page/amp - 1 over questions off by more than "
           f"{args.near_zero:g} or by more than 10%; near0 = answers within {args.near_zero:g} "
           "of amp but more than 10% above it (eps near 0; maxabs0 = largest difference); "
@@ -128,6 +164,67 @@ def main(argv: list[str] | None = None) -> int:
                                ("date_utc", "git_commits", "cpu_seconds", "rows_not_computed",
                                 "rows_only_first_table") if k in table["meta"]}))
     return 0
+
+
+def adversarial(table: dict, count: int, near_zero: float, n_max: int = 10**7,
+                steep_only: bool = False) -> None:
+    """The ``count`` costliest questions by the table's own reading, asked of amp.
+
+    For each pair of consecutive rows ``n_a < n_b`` (same mechanism and eps0, ``n_b <=
+    n_max``) and 200 deltas log-spaced over the page's range, the ratio of their answers; the
+    question ``(n_b - 1, delta)`` of the largest ratios is answered by row ``n_a`` (or a better
+    one below it) while amp's answer there is about row ``n_b``'s: the worst case of rounding
+    n down, plus the lattice's own step. Printed: the cost ``page / amp - 1`` of each."""
+    import amp
+    import build_calculator_table as B
+    from test_calculator_table import MECHS
+    deltas = [10 ** (-4 - 8 * i / 199) for i in range(200)]
+    found = []
+    for m in table["mechanisms"]:
+        if "same_as" in m:
+            continue
+        for e0 in table["eps0"]:
+            rows = table["rows"][m["id"]][f"{e0:g}"]
+            have = [(g, r) for g, r in zip(table["n"], rows) if r is not None and g <= n_max]
+            for (na, ra), (nb, rb) in zip(have, have[1:]):
+                if steep_only and not (B.in_steep_window(e0, na) and B.in_steep_window(e0, nb)):
+                    continue
+                best = None
+                for d in deltas:
+                    a = B.row_answer(table, ra, e0, d)["eps"]
+                    b = B.row_answer(table, rb, e0, d)["eps"]
+                    if b > 0 and a - b > near_zero and (best is None or a / b > best[0]):
+                        best = (a / b, d)
+                if best:
+                    found.append((best[0], m["id"], e0, na, nb, best[1]))
+    found.sort(reverse=True)
+    costs, t0 = [], time.time()
+    print(f"adversarial: the {count} largest answer ratios of neighbouring rows (of "
+          f"{len(found)} pairs, n_b <= {n_max:.0e}{', steep windows only' if steep_only else ''}"
+          "), asked at n = n_b - 1:")
+    for ratio, mid, e0, na, nb, d in found[:count]:
+        n = nb - 1
+        page = B.answer(table, mid, e0, n, d)["eps"]
+        b = None
+        for rt in (1e-3, 1e-2, 1e-1):
+            try:
+                b = amp.epsilon_for(amp.profile(MECHS[mid](e0), n), d, rel_tol=rt)
+                break
+            except amp.NumericalError:
+                continue
+        if b is None:
+            print(f"  {mid:>6} eps0={e0:g} n={n} delta={d:.3g}: amp could not certify eps")
+            continue
+        cost = page / b.upper - 1
+        costs.append(cost)
+        flag = "  INVALID" if page < b.lower else ""
+        print(f"  {mid:>6} eps0={e0:g} rows {na}..{nb} delta={d:.3g}: rows' ratio {ratio:.4f}, "
+              f"page {page} vs amp {b.upper:.6g} at n={n}: cost {100 * cost:.1f}%{flag}",
+              flush=True)
+    if costs:
+        costs.sort()
+        print(f"adversarial: {len(costs)} questions, median {100 * statistics.median(costs):.1f}%"
+              f", max {100 * costs[-1]:.1f}% ({time.time() - t0:.1f} s)", flush=True)
 
 
 if __name__ == "__main__":
