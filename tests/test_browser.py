@@ -95,7 +95,8 @@ def test_page_renders_offline(checker: SiteChecker, path: str) -> None:
 
 # ----------------------------------------------------------------------------- static calculator
 #: (name, mechanism id, eps0, n typed, delta typed): inputs off the n grid and arbitrary deltas
-#: (the page does not round delta), one near eps = 0, one above the table, then refusals.
+#: (the page does not round delta), one near eps = 0, one above the table, three in the steep
+#: windows (B.STEEP_WINDOWS), then refusals.
 CALC_CASES = [
     ("krr10-on-grid-n", "krr10", 4.0, "10000", "1e-6"),
     ("krr10-off-grid", "krr10", 4.0, "11000", "8e-7"),
@@ -107,6 +108,10 @@ CALC_CASES = [
     ("krr100-2e8", "krr100", 2.0, "200000000", "1e-9"),
     ("krr100-near-zero-3e7", "krr100", 1.0, "3e7", "5e-5"),
     ("blh-above-table", "blh", 8.0, "3e9", "1e-10"),
+    # inside the steep windows (delta nearly flat in eps; rows at whole n there)
+    ("krr3-steep-eps0-8", "krr3", 8.0, "27410", "1e-4"),
+    ("blh-steep-eps0-8", "blh", 8.0, "32567", "9e-6"),
+    ("blh-steep-eps0-4", "blh", 4.0, "700", "2e-8"),
 ]
 CALC_REFUSED = [
     ("refused-n-not-a-number", "krr10", 4.0, "ten thousand", "1e-6"),
