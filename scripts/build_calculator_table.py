@@ -12,9 +12,12 @@ What is stored, and why every stored pair is valid (``delta(eps_i) <= delta_i``)
 
 * ``eps_i`` is a 4-significant-digit decimal (the lattice ``ceil4(10**(k/67))``, listed once in
   the table); ``delta`` is computed at exactly ``float(eps_i)``, the same double JavaScript parses.
-* ``delta_i = 10**(-q_i/300)`` with ``q_i = floor(-300 log10(upper)) - 1``, where ``upper`` is
-  the upper end of amp's certified bracket ``prof.delta(eps_i, rel_tol=1e-2)``: rounded UP (the
-  ``- 1`` keeps a margin of 10^(1/300) ~ 0.77% over floating-point error in ``10**(-q/300)``).
+* ``delta_i = 10**(-q_i/300)`` with ``q_i`` the largest integer with ``10**(-q_i/300) >=
+  upper * (1 + 1e-12)`` (``q_code``; the margin covers the floating-point error of
+  ``10**(-q/300)`` in any implementation), where ``upper`` is the upper end of amp's certified
+  bracket ``prof.delta(eps_i, rel_tol=1e-2)`` (``1e-4`` inside ``STEEP_WINDOWS``): rounded UP.
+  Rows computed before 2026-12-02 used ``floor(-300 log10(upper)) - 1`` (a margin of 0.77% to
+  1.5%) and keep those codes.
 * Along a row, ``q_i`` is replaced by its running maximum (``delta_i`` by the running minimum of
   the stored deltas at smaller eps): valid because Theorem 4's ``delta(eps) = E[(sum a - e^eps
   sum b)_+]/...`` with ``b >= 0`` is non-increasing in ``eps``. A point amp cannot certify
@@ -808,8 +811,9 @@ def main(argv: list[str] | None = None) -> int:
         "delta_rel_tol": REL_TOLS[0], "delta_rel_tol_fallbacks": list(REL_TOLS[1:]),
         "delta_rel_tol_steep_windows": list(REL_TOLS_STEEP), "steep_windows": STEEP_WINDOWS,
         "bound": "upper (Theorem 4, optimal decomposition): amp.profile(m, n).delta(eps).upper",
-        "stored": "eps_i = ceil4(10^(k/67)); delta_i = 10^(-q/300), q = floor(-300 log10 upper) - 1,"
-                  " running min of delta along eps",
+        "stored": "eps_i = ceil4(10^(k/67)); delta_i = 10^(-q/300), q the largest integer with "
+                  "10^(-q/300) >= upper (1 + 1e-12) (rows before 2026-12-02: q = floor(-300 log10 "
+                  "upper) - 1), running min of delta along eps",
         "cpu_seconds": round(sum(c["cpu"] for c in cells.values()), 1),
     }
     if args.skip:
