@@ -188,7 +188,8 @@ def test_bound_non_increasing_in_n() -> None:
 def test_table_answers_monotone(table: dict) -> None:
     """The lookup's answers never increase with delta nor with n (the page takes the smallest
     answer over all rows with grid n <= n: rows differ in precision, each is valid), and each
-    answer is one of the row's pairs, 0 or eps0."""
+    answer is one of the row's pairs, 0, eps0, or a 4-digit chord answer strictly between two
+    neighbouring lattice points."""
     rng = random.Random(7)
     deltas = sorted({10 ** rng.uniform(-12, -4) for _ in range(12)} | {1e-4, 1e-12})
     lat = {float(x) for x in table["eps_lattice"]}

@@ -132,16 +132,31 @@
     return {eps: eps0, k: null, pairDelta: 0, kind: "eps0", r: r};
   }
 
-  /* A lower estimate of the exact bound at (row's n, delta): with k the largest lattice point
-   * whose stored delta, shrunk by 3% (the bracket's width 1e-2 and the 1/300-decade rounding),
-   * is still above delta, the lattice point below k (one step back covers pairs rounded up to
-   * the lattice and points that inherited their predecessor's delta); 0 if none. */
-  function rowLowerEstimate(T, row, delta) {
-    var r = decodeRow(T, row), best = null;
-    for (var idx = 0; idx < r.qs.length; idx++) {
-      if (qDelta(T, r.qs[idx]) / 1.03 > delta) { best = r.k0 + idx; }
+  /* Rows inside the steep windows (T.meta.steep_windows: [eps0, n_lo, n_hi]) were all computed
+   * at rel_tol 1e-4 with codes rounded up by at most 10^(1/300): their stored delta is within
+   * 0.8% of the exact value, and they hold no pairs of the first table. */
+  function inSteepWindow(T, eps0, n) {
+    var w = (T.meta && T.meta.steep_windows) || [];
+    for (var j = 0; j < w.length; j++) {
+      if (w[j][0] === eps0 && w[j][1] <= n && n <= w[j][2]) { return true; }
     }
-    if (best === null || best - 1 < T.eps_lattice_k0) { return 0; }
+    return false;
+  }
+
+  /* A lower estimate of the exact bound at (row's n, delta): with k the largest lattice point
+   * whose stored delta, shrunk by 3% (the bracket's width 1e-2 and the 1/300-decade rounding;
+   * 1% in the steep windows), is still above delta, the lattice point k in the steep windows,
+   * elsewhere the one below it (one step back covers the first table's pairs, rounded up to
+   * the lattice); 0 if none. */
+  function rowLowerEstimate(T, row, delta, eps0, n) {
+    var r = decodeRow(T, row), best = null, tight = inSteepWindow(T, eps0, n);
+    var shrink = tight ? 1.01 : 1.03;
+    for (var idx = 0; idx < r.qs.length; idx++) {
+      if (qDelta(T, r.qs[idx]) / shrink > delta) { best = r.k0 + idx; }
+    }
+    if (best === null) { return 0; }
+    if (tight) { return latticeEps(T, best); }
+    if (best - 1 < T.eps_lattice_k0) { return 0; }
     return latticeEps(T, best - 1);
   }
 
@@ -207,7 +222,7 @@
     if (n === ns[last]) { i2 = last; }
     for (var p = last + 1; p < ns.length && i2 < 0; p++) { if (rows[p] !== null) { i2 = p; } }
     if (i2 >= 0 && !out.aboveTable) {
-      var low = rowLowerEstimate(T, rows[i2], delta);
+      var low = rowLowerEstimate(T, rows[i2], delta, eps0, ns[i2]);
       out.nextN = ns[i2]; out.lowEps = low;
       out.cost = low > 0 ? Math.max(a.eps / low - 1, 0) : (a.eps > 0 ? Infinity : 0);
     }
@@ -265,9 +280,9 @@
         "answers (valid, since the bound never increases with n), but the exact value at your " +
         "n can be much smaller.");
     } else if (a.cost === Infinity) {
-      p("Near \u03b5 = 0: at n = " + a.nextN + " the table cannot tell \u03b5 from 0 at your " +
-        "\u03b4, so the rounding cost has no relative bound here (the answer is still valid, " +
-        "and small in absolute terms). Use amp or the CLI for a tight value.");
+      p("No estimate of the rounding cost here: at n = " + a.nextN + " no stored point bounds " +
+        "the exact \u03b5 from below at your \u03b4 (near \u03b5 = 0, or at the top of that row's " +
+        "\u03b4 range). The answer is still valid; use amp or the CLI for a tight value.");
     } else if (a.cost !== undefined) {
       p("Rounding to the table costs about " + fmt(100 * a.cost, 2) + "% at most here: the " +
         "exact bound is at least about " + fmt(a.lowEps, 4) + " (read from the row n = " +
