@@ -174,7 +174,8 @@ def adversarial(table: dict, count: int, near_zero: float, n_max: int = 10**7,
     n_max``) and 200 deltas log-spaced over the page's range, the ratio of their answers; the
     question ``(n_b - 1, delta)`` of the largest ratios is answered by row ``n_a`` (or a better
     one below it) while amp's answer there is about row ``n_b``'s: the worst case of rounding
-    n down, plus the lattice's own step. Printed: the cost ``page / amp - 1`` of each."""
+    n down, plus the slack of each row's own answer. Printed: the cost ``page / amp - 1`` of
+    each (an answer below amp's certified lower end is flagged INVALID)."""
     import amp
     import build_calculator_table as B
     from test_calculator_table import MECHS

@@ -74,7 +74,7 @@ def test_provenance_and_size(table: dict) -> None:
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", meta["date_utc"])
     assert meta["delta_rel_tol"] == 1e-2 and meta["cpu_seconds"] > 0
     # the page must stay light: ~1.1 MB on disk, ~0.3 MB as served compressed. The rows down to
-    # one user apart in the two steep windows (STEEP_WINDOWS) are two thirds of all rows; the
+    # one user apart in the two steep windows (STEEP_WINDOWS) are three quarters of the rows; the
     # diff form of the codes keeps them at ~60 bytes each
     raw = TABLE_JS.read_bytes()
     assert len(raw) < 1_250_000 and len(gzip.compress(raw)) < 350_000, "the page must stay light"
