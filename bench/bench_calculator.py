@@ -55,6 +55,10 @@ def main(argv: list[str] | None = None) -> int:
                          "rows n_a < n_b answer furthest apart (n_b <= 1e7)")
     ap.add_argument("--adversarial-steep", type=int, default=0, metavar="Q",
                     help="the same, among the pairs of rows inside B.STEEP_WINDOWS only")
+    ap.add_argument("--adversarial-n", type=float, nargs=2, default=(0, 1e7),
+                    metavar=("N_MIN", "N_MAX"),
+                    help="the adversarial pairs' range: n_a >= N_MIN, n_b <= N_MAX (default "
+                         "0 1e7; above 1e7 amp can take minutes per question)")
     ap.add_argument("--before", type=Path, default=None, metavar="TABLE_JS",
                     help="also answer every question from this (earlier) table.js and print "
                          "its costs beside (the same questions, the same amp answers)")
@@ -152,8 +156,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{'':>12} worst: {worst[1]} eps0={worst[2]:g} n={worst[3]} "
                   f"delta={worst[4]:.3g}: page {worst[5]} vs amp {worst[6]:.6g}", flush=True)
         lines.append(row)
+    lo_n, hi_n = args.adversarial_n
     if args.adversarial:
-        adversarial(table, args.adversarial, args.near_zero)
+        adversarial(table, args.adversarial, args.near_zero, n_min=lo_n, n_max=hi_n)
     if args.adversarial_steep:
         adversarial(table, args.adversarial_steep, args.near_zero, steep_only=True)
     print("cost = page/amp - 1 over questions off by more than "
@@ -166,8 +171,8 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def adversarial(table: dict, count: int, near_zero: float, n_max: int = 10**7,
-                steep_only: bool = False) -> None:
+def adversarial(table: dict, count: int, near_zero: float, n_max: float = 1e7,
+                steep_only: bool = False, n_min: float = 0) -> None:
     """The ``count`` costliest questions by the table's own reading, asked of amp.
 
     For each pair of consecutive rows ``n_a < n_b`` (same mechanism and eps0, ``n_b <=
@@ -186,7 +191,8 @@ def adversarial(table: dict, count: int, near_zero: float, n_max: int = 10**7,
             continue
         for e0 in table["eps0"]:
             rows = table["rows"][m["id"]][f"{e0:g}"]
-            have = [(g, r) for g, r in zip(table["n"], rows) if r is not None and g <= n_max]
+            have = [(g, r) for g, r in zip(table["n"], rows)
+                    if r is not None and n_min <= g <= n_max]
             for (na, ra), (nb, rb) in zip(have, have[1:]):
                 if steep_only and not (B.in_steep_window(e0, na) and B.in_steep_window(e0, nb)):
                     continue
@@ -201,7 +207,8 @@ def adversarial(table: dict, count: int, near_zero: float, n_max: int = 10**7,
     found.sort(reverse=True)
     costs, t0 = [], time.time()
     print(f"adversarial: the {count} largest answer ratios of neighbouring rows (of "
-          f"{len(found)} pairs, n_b <= {n_max:.0e}{', steep windows only' if steep_only else ''}"
+          f"{len(found)} pairs, {n_min:.0e} <= n_a, n_b <= {n_max:.0e}"
+          f"{', steep windows only' if steep_only else ''}"
           "), asked at n = n_b - 1:")
     for ratio, mid, e0, na, nb, d in found[:count]:
         n = nb - 1
