@@ -836,12 +836,15 @@ def main(argv: list[str] | None = None) -> int:
         for key in ("first_table", "rows_skipped"):
             if key in prev and key not in meta:
                 meta[key] = prev[key]
+        # rows_with_first_table_pairs counts this assembly's merges only; the kept table's own
+        # count is here (a kept row that a new cell replaced loses its first-table pairs)
         meta["kept_rows_from"] = {"date_utc": prev["date_utc"], "rows": prev["rows"],
-                                  "amp_version": prev["amp_version"]}
+                                  "amp_version": prev["amp_version"],
+                                  "rows_with_first_table_pairs":
+                                      prev.get("kept_rows_from", {}).get(
+                                          "rows_with_first_table_pairs",
+                                          prev.get("rows_with_first_table_pairs", 0))}
     table, stats = assemble(cells, meta, old, base)
-    if stored:
-        # the kept rows' share of the first table's pairs (shipped_rows keeps them as they are)
-        table["meta"]["rows_with_first_table_pairs"] += prev.get("rows_with_first_table_pairs", 0)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(to_js(table))
     print(f"wrote {args.out} ({args.out.stat().st_size / 1024:.0f} kB): {stats}", flush=True)
