@@ -184,7 +184,7 @@ def adversarial(table: dict, count: int, near_zero: float, n_max: float = 1e7,
     import amp
     import build_calculator_table as B
     from test_calculator_table import MECHS
-    deltas = [10 ** (-4 - 8 * i / 199) for i in range(200)]
+    deltas = B.page_deltas(200)
     found = []
     for m in table["mechanisms"]:
         if "same_as" in m:
@@ -196,12 +196,7 @@ def adversarial(table: dict, count: int, near_zero: float, n_max: float = 1e7,
             for (na, ra), (nb, rb) in zip(have, have[1:]):
                 if steep_only and not (B.in_steep_window(e0, na) and B.in_steep_window(e0, nb)):
                     continue
-                best = None
-                for d in deltas:
-                    a = B.row_answer(table, ra, e0, d)["eps"]
-                    b = B.row_answer(table, rb, e0, d)["eps"]
-                    if b > 0 and a - b > near_zero and (best is None or a / b > best[0]):
-                        best = (a / b, d)
+                best = B.worst_ratio(table, e0, ra, rb, deltas, near_zero)
                 if best:
                     found.append((best[0], m["id"], e0, na, nb, best[1]))
     found.sort(reverse=True)

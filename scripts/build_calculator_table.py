@@ -452,24 +452,20 @@ def row_answer(table: dict, row: list, eps0: float, delta: float, chord: bool = 
     lat = _lattice_floats(table["eps_lattice"])
     off = k0 - table["eps_lattice_k0"]
     # the first point with delta_i <= delta (the codes never decrease: bisect on them)
-    first = bisect.bisect_left(qs, True, key=lambda q: _Q_DELTA[q] <= delta)
-    e_prev, d_prev = (0.0, d0) if first == 0 else (lat[off + first - 1],
-                                                   _Q_DELTA[qs[first - 1]])
-    for idx in range(first, len(qs)):
+    idx = bisect.bisect_left(qs, True, key=lambda q: _Q_DELTA[q] <= delta)
+    if idx < len(qs):
+        e_prev, d_prev = (0.0, d0) if idx == 0 else (lat[off + idx - 1], _Q_DELTA[qs[idx - 1]])
         d, e = _Q_DELTA[qs[idx]], lat[off + idx]
-        if d <= delta:
-            kind, v = "pair", e
-            if d < delta and chord:
-                t = (d_prev - delta) / (d_prev - d)
-                y1, y2 = math.expm1(e_prev), math.expm1(e)
-                c = ceil4(math.log1p(y1 + t * (y2 - y1)) * (1 + CHORD_MARGIN))
-                if c < e:
-                    kind, v = "chord", c
-            if v >= eps0:
-                break
+        kind, v = "pair", e
+        if d < delta and chord:
+            t = (d_prev - delta) / (d_prev - d)
+            y1, y2 = math.expm1(e_prev), math.expm1(e)
+            c = ceil4(math.log1p(y1 + t * (y2 - y1)) * (1 + CHORD_MARGIN))
+            if c < e:
+                kind, v = "chord", c
+        if v < eps0:
             return {"eps": v, "k": k0 + idx, "kind": kind, "pairDelta": d,
                     "prevEps": e_prev, "prevDelta": d_prev}
-        e_prev, d_prev = e, d
     return {"eps": eps0, "k": None, "kind": "eps0", "pairDelta": 0.0}
 
 
@@ -496,8 +492,7 @@ def round3(x: float) -> int:
 
 def refine_candidates(table: dict, ratio: float = REFINE_RATIO, near_zero: float = 2e-3,
                       n_max: float = math.inf, n_deltas: int = 200,
-                      fine: list = STEEP_WINDOWS, fine_ratio: float = REFINE_RATIO_STEEP
-                      ) -> list[tuple[str, float, int]]:
+                      fine_ratio: float = REFINE_RATIO_STEEP) -> list[tuple[str, float, int]]:
     """Rows to add where consecutive rows of the table answer too differently.
 
     A question with ``n`` just below the grid point ``n_b`` is answered by the row ``n_a`` below;
@@ -507,14 +502,13 @@ def refine_candidates(table: dict, ratio: float = REFINE_RATIO, near_zero: float
     range, a row at the geometric midpoint (3 significant digits) is proposed.  Not counted:
     ``ans_b = 0`` or ``ans_a - ans_b <= near_zero`` (near ``eps = 0`` no n grid bounds the
     relative cost, since ``delta(0)`` crosses the target between two rows; the page says so),
-    rows closer than 0.5% in n, and midpoints above ``n_max``.  Inside the windows ``fine``
-    (``(eps0, n_lo, n_hi)``, where eps falls steeply with n: see ``STEEP_WINDOWS``) the
-    threshold is ``fine_ratio`` (each row's own slack is larger there), the midpoint is any
+    rows closer than 0.5% in n, and midpoints above ``n_max``.  Inside ``STEEP_WINDOWS``
+    (where eps falls steeply with n) the threshold is ``fine_ratio`` (each row's own slack is larger there), the midpoint is any
     whole n (``isqrt(n_a n_b)``) and rows may be as close as one user apart; rounds of this
     split the gap until the answers of neighbours are close.
     """
     out = []
-    deltas = [10 ** (-4 - 8 * i / (n_deltas - 1)) for i in range(n_deltas)]
+    deltas = page_deltas(n_deltas)
     for m in table["mechanisms"]:
         if "same_as" in m:
             continue
@@ -523,7 +517,7 @@ def refine_candidates(table: dict, ratio: float = REFINE_RATIO, near_zero: float
             have = [(g, r) for g, r in zip(table["n"], rows) if r is not None]
             for (na, ra), (nb, rb) in zip(have, have[1:]):
                 r = ratio
-                if any(e0 == w0 and lo <= na and nb <= hi for w0, lo, hi in fine):
+                if in_steep_window(e0, na) and in_steep_window(e0, nb):
                     mid = math.isqrt(na * nb)          # any whole n: eps falls steeply here
                     r = fine_ratio
                 else:
@@ -532,13 +526,28 @@ def refine_candidates(table: dict, ratio: float = REFINE_RATIO, near_zero: float
                         continue
                 if not na < mid < nb or mid > n_max:
                     continue
-                for d in deltas:
-                    a = row_answer(table, ra, e0, d)["eps"]
-                    b = row_answer(table, rb, e0, d)["eps"]
-                    if b > 0 and a > r * b and a - b > near_zero:
-                        out.append((m["id"], e0, mid))
-                        break
+                worst = worst_ratio(table, e0, ra, rb, deltas, near_zero)
+                if worst is not None and worst[0] > r:
+                    out.append((m["id"], e0, mid))
     return out
+
+
+def page_deltas(k: int = 200) -> list[float]:
+    """``k`` deltas log-spaced over the page's range ``[1e-12, 1e-4]``, largest first."""
+    return [10 ** (-4 - 8 * i / (k - 1)) for i in range(k)]
+
+
+def worst_ratio(table: dict, eps0: float, row_a: list, row_b: list, deltas: list[float],
+                near_zero: float = 2e-3) -> tuple[float, float] | None:
+    """The largest ``ans_a / ans_b`` of two rows' answers over ``deltas``, and its delta;
+    ``None`` if no delta counts (``ans_b = 0`` or ``ans_a - ans_b <= near_zero`` at all)."""
+    best = None
+    for d in deltas:
+        a = row_answer(table, row_a, eps0, d)["eps"]
+        b = row_answer(table, row_b, eps0, d)["eps"]
+        if b > 0 and a - b > near_zero and (best is None or a / b > best[0]):
+            best = (a / b, d)
+    return best
 
 
 def _git(*args: str) -> str:
@@ -576,7 +585,8 @@ def shipped_rows(stored: dict | None) -> dict:
     if not stored:
         return {}
     layout = stored.get("codes", "abs")
-    return {(src, float(e0), r[0]): [r[1], r[2], encode_codes(decode_codes(r[3], layout))]
+    return {(src, float(e0), r[0]):
+            [r[1], r[2], r[3] if layout == "diff" else encode_codes(decode_codes(r[3], layout))]
             for src, per in stored["rows"].items() for e0, rows in per.items() for r in rows}
 
 
