@@ -88,7 +88,7 @@ doctests() {
 
 nbval_book() {
   local rc=0
-  "$BIN/python" -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider book/ || rc=$?
+  AMP_CHECK_STRICT=1 "$BIN/python" -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider book/ || rc=$?
   if [[ $rc -eq 5 ]]; then
     echo "nbval: no notebooks under book/ (pytest exit 5), nothing to check"
     return 0
