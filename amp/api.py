@@ -27,7 +27,7 @@ from amp.backends.dispatch import DEFAULT_REL_TOL, STRUCTURED_MIN_REL_TOL
 from amp.inversion import (DEFAULT_EPS_REL_TOL, Progress, TOL_LOOSE, crossing,
                          epsilon_of_curve, estimate_epsilon)
 from amp.mechanisms.base import Mechanism
-from amp.profile import PrivacyProfile, check_bound, check_mechanism
+from amp.profile import PrivacyProfile, check_bound, check_eps, check_mechanism
 from amp.pairs import delta_max
 from amp.pairsearch import epsilon_max
 from amp import rounds as R
@@ -154,23 +154,22 @@ def delta(mechanism: Mechanism, n: int, eps: float | Iterable[float], *, bound: 
     """
     check_mechanism(mechanism)
     check_bound(bound)
-    mechanism, rounds = _rounds_and_sampling(mechanism, rounds, sampling)
-    if rounds > 1:
-        if np.ndim(eps):
-            return [_side(R.delta_rounds(mechanism, n, float(e), rounds), bound)
-                    for e in np.asarray(list(eps), dtype=float).ravel()]
-        return _side(R.delta_rounds(mechanism, n, eps, rounds), bound)
+    eps_ = V.values("eps", eps, check_eps)
+    T, q = R.check_rounds(rounds), R.check_sampling(sampling)
+    if T > 1:
+        one = lambda e: _side(R.delta_rounds(mechanism, n, e, T, sampling=q), bound)  # noqa: E731
+        return [one(e) for e in eps_] if isinstance(eps_, list) else one(eps_)
     rel_tol = _rel_tol(rel_tol)
-    eps_hint = None if np.ndim(eps) else V.positive_float("eps", eps, allow_zero=True)
-    prof = PrivacyProfile(mechanism, n, bound=bound, method=method, eps_hint=eps_hint,
-                          executor=executor)
-    return prof.delta(eps, rel_tol=rel_tol)
+    prof = PrivacyProfile(_sampled(mechanism, q), n, bound=bound, method=method,
+                          eps_hint=None if isinstance(eps_, list) else eps_, executor=executor)
+    return prof.delta(eps_, rel_tol=rel_tol)
 
 
-def epsilon(mechanism: Mechanism, n: int, delta: float, *, bound: str = "upper",
+def epsilon(mechanism: Mechanism, n: int, delta: float | Iterable[float], *,
+            bound: str = "upper",
             rel_tol: float = DEFAULT_EPS_REL_TOL, method: str = "auto",
             progress: Progress | None = None, rounds: int = 1,
-            sampling: float = 1.0, executor: object = None) -> Bound:
+            sampling: float = 1.0, executor: object = None) -> Bound | list[Bound]:
     """Certified ``eps(delta)``: the smallest eps whose selected bound is ``<= delta``.
 
     ``bound="upper"`` (default): ``value`` (the bracket's upper end) is a guaranteed-valid eps
@@ -184,8 +183,9 @@ def epsilon(mechanism: Mechanism, n: int, delta: float, *, bound: str = "upper",
         The local randomizer, e.g. ``amp.RAPPOR(4.0)``.
     n : int
         Number of users, ``>= 1``.
-    delta : float
-        Target ``delta`` in ``(0, 1)``.
+    delta : float or sequence of float
+        Target ``delta`` in ``(0, 1)``; a sequence gives a list of results in the same order
+        (one profile is built and reused).
     bound : {"upper", "lower"}, default "upper"
         Theorem 4's blanket bound or Theorem 5's lower bound.
     rel_tol : float, default 1e-4
@@ -210,7 +210,7 @@ def epsilon(mechanism: Mechanism, n: int, delta: float, *, bound: str = "upper",
 
     Returns
     -------
-    Bound
+    Bound or list of Bound
         Quantity ``"eps"``; ``value`` is the number to use. For a matrix mechanism,
         ``details`` reports the pairs, how many were pruned and refined, and the worst pair
         (:func:`amp.pairsearch.epsilon_max`).
@@ -233,21 +233,21 @@ def epsilon(mechanism: Mechanism, n: int, delta: float, *, bound: str = "upper",
     """
     check_mechanism(mechanism)
     check_bound(bound)
-    V.probability_open("delta", delta)
-    mechanism, rounds = _rounds_and_sampling(mechanism, rounds, sampling)
-    if rounds > 1:
-        return _side(R.epsilon_rounds(mechanism, n, delta, rounds), bound)
-    return epsilon_for(PrivacyProfile(mechanism, n, bound=bound, method=method,
-                                      executor=executor), delta,
-                       rel_tol=rel_tol, progress=progress)
+    deltas = V.values("delta", delta, V.probability_open)
+    T, q = R.check_rounds(rounds), R.check_sampling(sampling)
+    if T > 1:
+        one = lambda d: _side(R.epsilon_rounds(mechanism, n, d, T, sampling=q), bound)  # noqa: E731
+        return [one(d) for d in deltas] if isinstance(deltas, list) else one(deltas)
+    prof = PrivacyProfile(_sampled(mechanism, q), n, bound=bound, method=method,
+                          executor=executor)
+    if isinstance(deltas, list):
+        return [epsilon_for(prof, d, rel_tol=rel_tol, progress=progress) for d in deltas]
+    return epsilon_for(prof, deltas, rel_tol=rel_tol, progress=progress)
 
 
-def _rounds_and_sampling(mechanism: Mechanism, rounds: object,
-                         sampling: object) -> tuple[Mechanism, int]:
-    """The per-round randomizer (``Subsampled`` when ``sampling < 1``) and the checked rounds."""
-    T = R.check_rounds(rounds)
-    q = R.check_sampling(sampling)
-    return (mechanism if q == 1 else Subsampled(mechanism, q)), T
+def _sampled(mechanism: Mechanism, q: float) -> Mechanism:
+    """The per-round randomizer: ``Subsampled`` when ``sampling < 1``."""
+    return mechanism if q == 1 else Subsampled(mechanism, q)
 
 
 def _side(b: Bound, bound: str) -> Bound:

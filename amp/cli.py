@@ -30,6 +30,7 @@ import json
 import math
 import sys
 import time
+import warnings
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
@@ -72,6 +73,8 @@ def _positive_int(name: str) -> Callable[[str], int]:
             raise argparse.ArgumentTypeError(f"{name} must be an integer, got {show(text)}")
         if not math.isfinite(v) or v != int(v):
             raise argparse.ArgumentTypeError(f"{name} must be an integer, got {show(text)}")
+        if v < 1:
+            raise argparse.ArgumentTypeError(f"{name} must be >= 1, got {int(v)}")
         return int(v)
     return conv
 
@@ -84,6 +87,11 @@ def _real(name: str) -> Callable[[str], float]:
             raise argparse.ArgumentTypeError(f"{name} must be a number, got {show(text)}")
         return v
     return conv
+
+
+def _prog() -> str:
+    """``amp`` when run as the installed command, ``python -m amp`` when run as a module."""
+    return "amp" if Path(sys.argv[0]).name == "amp" else "python -m amp"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -104,7 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
     >>> args.command, args.mechanism, args.k, args.json
     ('epsilon', 'krr', 10, True)
     """
-    p = _Parser(prog="python -m amp",
+    p = _Parser(prog=_prog(),
                 description="Certified privacy amplification by shuffling (optimal blanket "
                             "bounds, Theorem 5 lower bounds and baselines).")
     p.add_argument("--version", action="version", version=f"amp {__version__}")
@@ -196,12 +204,14 @@ def load_matrix(path: str) -> np.ndarray:
     if not f.is_file():
         raise ParameterError(f"matrix: cannot read file {show(path)}")
     try:
-        if f.suffix == ".npy":
-            return np.load(f, allow_pickle=False)
-        if f.suffix == ".json":
-            return np.array(json.loads(f.read_text()), dtype=float)
-        if f.suffix in (".csv", ".txt"):
-            return np.loadtxt(f, delimiter=",", ndmin=2)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")   # numpy's "input contained no data" is the error
+            if f.suffix == ".npy":
+                return np.load(f, allow_pickle=False)
+            if f.suffix == ".json":
+                return np.array(json.loads(f.read_text()), dtype=float)
+            if f.suffix in (".csv", ".txt"):
+                return np.loadtxt(f, delimiter=",", ndmin=2)
     except Exception as exc:  # noqa: BLE001 - reported as one line
         raise ParameterError(f"matrix: cannot parse {show(path)}: {exc}") from None
     raise ParameterError(f"matrix: unsupported file type {show(f.suffix)} (use .csv, .npy, .json)")

@@ -58,6 +58,17 @@ def check_mechanism(mechanism: object) -> Mechanism:
     return mechanism
 
 
+def check_eps(name: str, value: object) -> float:
+    """A central ``eps`` in ``[0, MAX_EPS0]`` (:data:`amp.core.validate.MAX_EPS0`), else
+    :class:`ParameterError`. Larger values are refused rather than overflowing ``exp(eps)``:
+    every mechanism has ``eps0 <= MAX_EPS0``, and ``delta(eps) = 0`` for ``eps >= eps0``."""
+    x = V.positive_float(name, value, allow_zero=True)
+    if x > V.MAX_EPS0:
+        raise ParameterError(f"{name} must be <= {V.MAX_EPS0:g} (delta(eps) = 0 for every "
+                             f"eps >= eps0, and eps0 <= {V.MAX_EPS0:g}), got {x:g}")
+    return x
+
+
 def check_bound(bound: object) -> str:
     """``bound`` if it is ``"upper"`` or ``"lower"``, else ParameterError."""
     if bound not in BOUNDS:
@@ -252,11 +263,10 @@ class PrivacyProfile:
         A scalar ``eps`` gives one :class:`~amp.core.result.Bound` (``value``: its upper end
         for ``bound="upper"``, its lower end for ``bound="lower"``); a sequence gives a list.
         """
-        if np.ndim(eps) == 0:
-            return self._delta_one(V.positive_float("eps", eps, allow_zero=True), rel_tol)
-        vals = np.asarray(list(eps), dtype=float).ravel()
-        return [self._delta_one(V.positive_float("eps", float(e), allow_zero=True), rel_tol)
-                for e in vals]
+        eps_ = V.values("eps", eps, check_eps)
+        if isinstance(eps_, list):
+            return [self._delta_one(e, rel_tol) for e in eps_]
+        return self._delta_one(eps_, rel_tol)
 
     def _delta_one(self, eps: float, rel_tol: float) -> Bound:
         details: dict = {}

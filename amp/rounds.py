@@ -96,8 +96,9 @@ def _accounting():
 
 
 def check_rounds(rounds: object) -> int:
-    """A number of rounds ``>= 1``, else :class:`ParameterError`."""
-    return V.int_at_least("rounds", rounds, 1)
+    """A number of rounds: an integer ``>= 1`` (a float such as ``1.0`` is refused), else
+    :class:`ParameterError`."""
+    return V.strict_int_at_least("rounds", rounds, 1)
 
 
 @dataclass(frozen=True)
@@ -128,10 +129,10 @@ class Round:
 def _as_round(r: object) -> Round:
     if isinstance(r, Round):
         return r
-    if isinstance(r, (tuple, list)) and 2 <= len(r) <= 4:
+    if isinstance(r, tuple) and 2 <= len(r) <= 4:
         return Round(*r)
     raise ParameterError("each round must be an amp.rounds.Round or a tuple (mechanism, n[, "
-                         f"sampling[, times]]), got {type(r).__name__}")
+                         f"sampling[, times]]), got {type(r).__name__} {V.show(r)[:60]}")
 
 
 # ---------------------------------------------------------------------------- one round
@@ -408,6 +409,11 @@ def compose(rounds: Iterable[object], *, delta: float | None = None, eps: float 
     Raises :class:`~amp.core.errors.NumericalError` when the floating-point pad reaches the
     target ``delta``.
     """
+    single = isinstance(rounds, Round) or (isinstance(rounds, tuple) and bool(rounds)
+                                           and isinstance(rounds[0], Mechanism))
+    if single or isinstance(rounds, (str, bytes)) or not hasattr(rounds, "__iter__"):
+        raise ParameterError("rounds must be a list of amp.rounds.Round or of tuples "
+                             f"(mechanism, n[, sampling[, times]]), got {V.show(rounds)[:60]}")
     rs = [_as_round(r) for r in rounds]
     if not rs:
         raise ParameterError("rounds must not be empty")

@@ -83,6 +83,14 @@ class Bound:
      'value']
     >>> amp.Bound("eps", 0.2, 0.3, bound="lower").value     # Theorem 5
     0.2
+
+    A :class:`Bound` reads as its value where a number is expected (comparisons with
+    numbers use :attr:`value`; ``==`` compares whole results):
+
+    >>> float(r) == r.value, f"{r:.3f}", r < 1
+    (True, '0.380', True)
+    >>> print(r)
+    eps <= 0.380494 [0.380488, 0.380494], Theorem 4 (§5.1), structured
     """
 
     quantity: Quantity
@@ -155,6 +163,55 @@ class Bound:
         if self.quantity == "delta":
             return self.value
         return self.inputs.get("delta")
+
+    # ------------------------------------------------------------------ a Bound as a number
+    def __float__(self) -> float:
+        """``float(r)`` is :attr:`value`, the number to use."""
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        """``f"{r:.3f}"`` formats :attr:`value`; an empty spec gives :meth:`__str__`."""
+        return format(self.value, spec) if spec else str(self)
+
+    def __str__(self) -> str:
+        """One line: the quantity, the value on its safe side, the bracket and the source,
+        e.g. ``eps <= 0.3805 [0.38049, 0.38049], Theorem 4 (§5.1), structured``."""
+        rel = "<=" if self.side == "upper" else ">="
+        if self.quantity == "eps0":
+            rel = "<="          # the largest certified-safe eps0: use at most this
+        source = {"upper": "Theorem 4 (§5.1)", "lower": "Theorem 5 (§5.3)"}.get(self.bound,
+                                                                              self.bound)
+        if self.quantity == "eps0":
+            source = f"calibrated with {source}"
+        flag = "" if self.certified else ", NOT certified"
+        return (f"{self.quantity} {rel} {self.value:.6g} [{self.lower:.6g}, {self.upper:.6g}], "
+                f"{source}, {self.method}{flag}")
+
+    def _number(self, other: object) -> float:
+        if isinstance(other, Bound):
+            return other.value
+        if isinstance(other, (int, float)) and not isinstance(other, bool):
+            return float(other)
+        try:
+            return float(other)            # numpy scalars
+        except (TypeError, ValueError):
+            return NotImplemented          # type: ignore[return-value]
+
+    def __lt__(self, other: object) -> bool:
+        o = self._number(other)
+        return NotImplemented if o is NotImplemented else self.value < o
+
+    def __le__(self, other: object) -> bool:
+        o = self._number(other)
+        return NotImplemented if o is NotImplemented else self.value <= o
+
+    def __gt__(self, other: object) -> bool:
+        o = self._number(other)
+        return NotImplemented if o is NotImplemented else self.value > o
+
+    def __ge__(self, other: object) -> bool:
+        o = self._number(other)
+        return NotImplemented if o is NotImplemented else self.value >= o
 
     def as_dict(self) -> dict:
         """JSON-ready dictionary (the CLI's ``--json`` contract)."""

@@ -8,7 +8,7 @@ import numbers
 from amp.core.errors import ParameterError
 
 __all__ = ["MAX_EPS0", "show", "positive_float", "eps0_value", "int_at_least",
-           "probability_open"]
+           "strict_int_at_least", "probability_open", "values"]
 
 #: Largest eps0 accepted: e**eps0 must stay far from float64 overflow (e**700 ~ 1e304) and
 #: the products e**(eps + eps0) used by the GPARV must be finite.
@@ -63,6 +63,38 @@ def int_at_least(name: str, value: object, minimum: int) -> int:
     if v < minimum:
         raise ParameterError(f"{name} must be >= {minimum}, got {v}")
     return v
+
+
+def strict_int_at_least(name: str, value: object, minimum: int) -> int:
+    """Like :func:`int_at_least` but a float (``1.0``) is refused: for counts such as
+    ``rounds`` where a float is more likely a mistake than a convenience."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ParameterError(f"{name} must be an integer, got {show(value)}")
+    return int_at_least(name, value, minimum)
+
+
+def values(name: str, value: object, check) -> float | list[float]:
+    """A scalar, or a non-empty 1-D sequence, each element passed through ``check(name, x)``.
+
+    Returns one float for a scalar and a list for a sequence (the vector convention of
+    :mod:`amp`); an empty or nested sequence, or a non-number inside one, raises
+    :class:`ParameterError` naming ``name``.
+    """
+    if isinstance(value, (str, bytes)) or getattr(value, "ndim", 1) == 0 or not hasattr(
+            value, "__iter__"):
+        return check(name, value)
+    items = list(value)
+    if not items:
+        raise ParameterError(f"{name} must be a number or a non-empty sequence, got an empty "
+                             f"{type(value).__name__}")
+    out = []
+    for x in items:
+        if isinstance(x, (str, bytes)) or (hasattr(x, "__iter__") and
+                                           getattr(x, "ndim", 1) != 0):
+            raise ParameterError(f"{name} must be a number or a 1-D sequence of numbers, got "
+                                 f"an element {show(x)}")
+        out.append(check(name, x))
+    return out
 
 
 def probability_open(name: str, value: object) -> float:

@@ -26,6 +26,8 @@ the explicit matrix ``[q P | (1 - q) 1]``.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from amp.core import validate as V
@@ -51,6 +53,9 @@ def check_sampling(q: object) -> float:
     x = V.positive_float("sampling", q)
     if x > 1:
         raise ParameterError(f"sampling must be in (0, 1], got {x}")
+    if x < sys.float_info.min:
+        raise ParameterError(f"sampling must be at least {sys.float_info.min:.4g} (a normal "
+                             f"float: subnormal rates lose their digits), got {x:g}")
     return x
 
 
