@@ -142,3 +142,12 @@ def test_rounds_result_reports_the_sampling_rate_it_used():
     assert (r.lower, r.upper) == (wrapped.lower, wrapped.upper)
     d = amp.delta(K, 1_000, [0.5], rounds=2, sampling=0.1)[0]
     assert d.details["sampling"] == 0.1
+
+
+def test_bound_str_rounds_outward():
+    up = Bound("eps", 0.3804880001, 0.3804940540)
+    assert str(up).startswith("eps <= 0.380495 [0.380488, 0.380495]")
+    low = Bound("eps", 0.3804949999, 0.39, bound="lower")
+    assert str(low).startswith("eps >= 0.380494 [0.380494, 0.390001]")   # 0.39 is above 0.39
+    e0 = Bound("eps0", 5.5069999, 5.6)
+    assert str(e0).startswith("eps0 <= 5.50699 ")

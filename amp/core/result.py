@@ -20,6 +20,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Literal, Mapping
 
+from amp.core.floats import fmt_outward
+
 __all__ = ["Bound", "Quantity", "NEIGHBOURING", "QUANTITIES", "SIDES"]
 
 #: What was computed: ``delta(eps)``, ``eps(delta)`` or a local ``eps0`` for a target.
@@ -90,7 +92,7 @@ class Bound:
     >>> float(r) == r.value, f"{r:.3f}", r < 1
     (True, '0.380', True)
     >>> print(r)
-    eps <= 0.380494 [0.380488, 0.380494], Theorem 4 (§5.1), structured
+    eps <= 0.380495 [0.380487, 0.380495], Theorem 4 (§5.1), structured
     """
 
     quantity: Quantity
@@ -175,7 +177,8 @@ class Bound:
 
     def __str__(self) -> str:
         """One line: the quantity, the value on its safe side, the bracket and the source,
-        e.g. ``eps <= 0.3805 [0.38049, 0.38049], Theorem 4 (§5.1), structured``."""
+        e.g. ``eps <= 0.380495 [0.380487, 0.380495], Theorem 4 (§5.1), structured``, each
+        number rounded outward to 6 digits (:func:`amp.core.floats.fmt_outward`)."""
         rel = "<=" if self.side == "upper" else ">="
         if self.quantity == "eps0":
             rel = "<="          # the largest certified-safe eps0: use at most this
@@ -184,8 +187,11 @@ class Bound:
         if self.quantity == "eps0":
             source = f"calibrated with {source}"
         flag = "" if self.certified else ", NOT certified"
-        return (f"{self.quantity} {rel} {self.value:.6g} [{self.lower:.6g}, {self.upper:.6g}], "
-                f"{source}, {self.method}{flag}")
+        # rounded outward: a printed upper end is never below the certified one, a printed
+        # lower end (a Theorem 5 value, a safe eps0) never above it
+        val = fmt_outward(self.value, up=self.side == "upper")
+        lo, up = fmt_outward(self.lower, up=False), fmt_outward(self.upper, up=True)
+        return f"{self.quantity} {rel} {val} [{lo}, {up}], {source}, {self.method}{flag}"
 
     def _number(self, other: object) -> float:
         if isinstance(other, Bound):
