@@ -106,7 +106,14 @@ def test_requirements_txt_pins_exactly():
 
 def test_console_script_and_version():
     assert PROJECT["scripts"]["amp"] == "amp.cli:main"
-    assert PROJECT["version"] == amp.__version__
+    # one source for the version: pyproject reads it from amp/core/version.py
+    assert "version" not in PROJECT and "version" in PROJECT["dynamic"]
+    tool = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    assert tool["dynamic"]["version"] == {"attr": "amp.core.version.__version__"}
+    assert re.fullmatch(r"\d+\.\d+\.\d+", amp.__version__)
+    assert "py.typed" in tool["package-data"]["amp"] and (ROOT / "amp" / "py.typed").is_file()
+    changelog = (ROOT / "CHANGELOG.md").read_text()
+    assert f"## {amp.__version__}" in changelog
     out = subprocess.run([sys.executable, "-m", "amp", "--version"], capture_output=True,
                          text=True, cwd=ROOT, check=True)
     assert out.stdout.strip() == f"amp {amp.__version__}"
