@@ -59,8 +59,8 @@ EXPERIMENT_MECHANISMS: dict[str, Callable[[float], Mechanism]] = {
 
 #: Curve keys of ``figures.json`` -> (legend label, matplotlib style).
 CURVE_STYLES: dict[str, tuple[str, dict]] = {
-    "upper": ("ours: upper bound (Thm 4)", dict(color="C0", ls="-", marker="o", ms=3, lw=2)),
-    "lower": ("ours: lower bound (Thm 5)", dict(color="C0", ls="--", lw=1.2)),
+    "upper": ("ours: upper bound (Theorem 4, §5.1)", dict(color="C0", ls="-", marker="o", ms=3, lw=2)),
+    "lower": ("ours: lower bound (Theorem 5, §5.3)", dict(color="C0", ls="--", lw=1.2)),
     "clone": ("standard clone (generic)", dict(color="C1", ls="-", marker="s", ms=3)),
     "hoeffding": ("blanket + Hoeffding", dict(color="C2", ls=":", lw=1.8)),
     "bennett": ("blanket + Bennett", dict(color="C3", ls="-.", lw=1.5)),

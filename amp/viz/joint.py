@@ -203,7 +203,7 @@ def plot_joint_vs_k(ks: Sequence[int], estimate: Sequence[float] | None = None, 
     if certified:
         kk = np.array(sorted(certified))
         ax.plot(kk, np.expm1([certified[k] for k in kk]), "o", color="C0", ms=6,
-                label="k-joint, certified upper bound (Thm 4)")
+                label="k-joint, certified upper bound (Theorem 4, §5.1)")
     if clone is not None:
         ax.axhline(math.expm1(clone), color="C1", lw=1.8,
                    label=r"standard clone (generic), same total $\varepsilon_0$")

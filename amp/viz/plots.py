@@ -58,9 +58,9 @@ def plot_eps_vs_n(ns: Sequence[int] | None = None, upper: Sequence[float] | None
         ax.plot(estimate[0], estimate[1], "--", color="C0", alpha=0.7,
                 label="estimate (saddle point, uncertified)")
     if upper is not None:
-        ax.plot(ns, upper, "o-", color="C0", label="certified upper bound (blanket, Thm 4)")
+        ax.plot(ns, upper, "o-", color="C0", label="certified upper bound (blanket, Theorem 4, §5.1)")
     if lower is not None:
-        ax.plot(ns, lower, "s:", color="C3", label="certified lower bound (Thm 5)")
+        ax.plot(ns, lower, "s:", color="C3", label="certified lower bound (Theorem 5, §5.3)")
     if eps0 is not None:
         ax.axhline(eps0, color="grey", ls=":", label=r"no shuffling: $\varepsilon = \varepsilon_0$")
     ylabel = r"central $\varepsilon$"
@@ -221,7 +221,7 @@ def plot_conjecture_curves(eps: Sequence[float], curves: Mapping[str, Sequence[f
     if upper is not None:
         u = np.asarray(upper, dtype=float)
         ax.plot(eps, np.where(u > 0, u, np.nan), color="black", ls="--", lw=1.2,
-                label="certified upper bound (Thm 4)")
+                label="certified upper bound (Theorem 4, §5.1)")
     ax.set(yscale="log", xlabel=r"central $\varepsilon$", ylabel=r"$\delta(\varepsilon)$")
     if title:
         ax.set_title(title, fontsize="medium")

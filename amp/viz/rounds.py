@@ -67,7 +67,7 @@ def plot_rounds(curves: Sequence[RoundsCurves], *, delta: float, ax=None):
         col = colours[i % len(colours)]
         T = np.array(c.rounds, dtype=float)
         ax.fill_between(T, c.lower, c.upper, color=col, alpha=0.25, lw=0)
-        ax.plot(T, c.upper, "-o", color=col, ms=3, label=f"amp (Theorem 4 composed): {c.label}")
+        ax.plot(T, c.upper, "-o", color=col, ms=3, label=f"amp (Theorem 4, §5.1, composed): {c.label}")
         if c.per_round is not None:
             ax.plot(T, c.per_round, "--", color=col, lw=1,
                     label="per-round eps + optimal composition")

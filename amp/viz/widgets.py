@@ -413,7 +413,7 @@ def calculator_widget():
     go_eps0 = widgets.Button(description="largest ε₀ for target ε",
                              layout=widgets.Layout(width="220px"))
     with_lower = widgets.Checkbox(value=True, indent=False, layout=widgets.Layout(width="auto"),
-                                  description="with Theorem 5's lower bound (slower for n > 1e8)")
+                                  description="with the lower bound of Theorem 5, §5.3 (slower for n > 1e8)")
     status = widgets.HTML(value="")
     result = widgets.HTML(value="")
     hint = widgets.HTML(
@@ -443,12 +443,12 @@ def calculator_widget():
             if kind == "eps":
                 up, line = calculator_answer(q, "upper")
                 rows += [f"<b>ε ≤ {round_out(up.value, 'up')}</b> &nbsp; certified upper bound "
-                         f"(Theorem 4) for {head}", code(line)]
+                         f"(Theorem 4, §5.1) for {head}", code(line)]
                 result.value = "<br>".join(rows)
                 if with_lower.value:
-                    status.value = "<b>computing…</b> the Theorem 5 lower bound"
+                    status.value = "<b>computing…</b> the lower bound of Theorem 5, §5.3"
                     lo, line = calculator_answer(q, "lower")
-                    rows += [f"ε ≥ {round_out(lo.value, 'down')} &nbsp; Theorem 5 lower bound: "
+                    rows += [f"ε ≥ {round_out(lo.value, 'down')} &nbsp; lower bound (Theorem 5, §5.3): "
                              "no analysis can certify less", code(line)]
             else:
                 r, line = calculator_answer(q, "eps0")
