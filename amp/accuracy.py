@@ -46,11 +46,13 @@ from amp.mechanisms.table1 import KRR, OLH, OUE
 
 __all__ = ["ORACLES", "FrequencyOracle", "olh_buckets", "oracle", "family", "calibrated_oracle",
            "histogram", "zipf_frequencies", "central_counts", "central_variance", "mse",
-           "max_abs_error"]
+           "max_abs_error", "SETTINGS", "Comparison", "compare"]
 
 #: The frequency oracles of this module (names as in :mod:`amp.mechanisms.registry`).
 ORACLES: tuple[str, ...] = ("krr", "oue", "olh")
 NOISES: tuple[str, ...] = ("laplace", "geometric")
+#: The three ways of meeting a central ``eps`` that :func:`compare` measures.
+SETTINGS: tuple[str, ...] = ("shuffled", "local", "central")
 #: Largest eps0 for OLH: ``g = round(e^eps0 + 1)`` must stay an exact, modest integer.
 MAX_OLH_EPS0 = 30.0
 
@@ -252,3 +254,46 @@ def mse(estimate: np.ndarray, truth: np.ndarray) -> np.ndarray:
 def max_abs_error(estimate: np.ndarray, truth: np.ndarray) -> np.ndarray:
     """Largest absolute error over values, ``max_v |f_hat_v - f_v|`` (over the last axis)."""
     return np.max(np.abs(np.asarray(estimate) - np.asarray(truth)), axis=-1)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Errors of frequency estimates on one population at one central ``eps``, three ways:
+    ``shuffled`` (the calibrated oracle, its reports shuffled), ``local`` (the same oracle with
+    ``eps0 = eps``, no shuffler) and ``central`` (true counts plus :func:`central_counts` noise).
+
+    ``mse`` and ``max_abs`` are Monte Carlo means over ``reps`` draws of :func:`mse` and
+    :func:`max_abs_error` of the frequencies; ``expected_mse`` is exact (the mean over values
+    of ``Var[f_hat_v]``, and ``central_variance(eps) / n^2`` for the central baseline).
+    """
+
+    shuffled: FrequencyOracle
+    local: FrequencyOracle
+    n: int
+    eps: float
+    noise: str
+    reps: int
+    mse: dict[str, float]
+    max_abs: dict[str, float]
+    expected_mse: dict[str, float]
+
+
+def compare(hist: object, shuffled: FrequencyOracle, eps: float, rng: np.random.Generator,
+            reps: int = 100, noise: str = "laplace") -> Comparison:
+    """Measure :class:`Comparison` for the population ``hist`` (the true counts) and the
+    calibrated oracle ``shuffled`` (e.g. from :func:`calibrated_oracle` at this ``n``)."""
+    h = histogram(hist, shuffled.k)
+    eps, reps, gen = V.positive_float("eps", eps), V.int_at_least("reps", reps, 1), _rng(rng)
+    n = int(h.sum())
+    truth = h / n
+    local = oracle(shuffled.name, eps, shuffled.k)
+    est = {"shuffled": shuffled.estimate(shuffled.simulate(h, gen, reps), n),
+           "local": local.estimate(local.simulate(h, gen, reps), n),
+           "central": central_counts(h, eps, gen, reps, noise) / n}
+    return Comparison(
+        shuffled, local, n, eps, noise, reps,
+        mse={s: float(np.mean(mse(est[s], truth))) for s in SETTINGS},
+        max_abs={s: float(np.mean(max_abs_error(est[s], truth))) for s in SETTINGS},
+        expected_mse={"shuffled": float(np.mean(shuffled.variance(h))),
+                      "local": float(np.mean(local.variance(h))),
+                      "central": central_variance(eps, noise) / n ** 2})

@@ -165,3 +165,15 @@ BAD = [
 def test_bad_input_refused(call, message):
     with pytest.raises(ParameterError, match=message):
         call()
+
+
+def test_compare_orders_the_three_settings():
+    hist = np.random.default_rng(17).multinomial(100_000, A.zipf_frequencies(20, 1.1))
+    shuffled = A.calibrated_oracle("krr", 20, 100_000, 1.0, 1e-6)
+    c = A.compare(hist, shuffled, 1.0, np.random.default_rng(18), reps=200)
+    assert c.local.eps0 == 1.0 and c.n == 100_000
+    assert c.expected_mse["central"] == 8.0 / 100_000 ** 2
+    for s in A.SETTINGS:                     # Monte Carlo within ~5 sd of the exact MSE
+        assert abs(c.mse[s] / c.expected_mse[s] - 1) < 0.1, (s, c.mse[s], c.expected_mse[s])
+    assert c.mse["central"] < c.mse["shuffled"] < c.mse["local"]
+    assert c.max_abs["central"] < c.max_abs["shuffled"] < c.max_abs["local"]
