@@ -177,3 +177,12 @@ def test_compare_orders_the_three_settings():
         assert abs(c.mse[s] / c.expected_mse[s] - 1) < 0.1, (s, c.mse[s], c.expected_mse[s])
     assert c.mse["central"] < c.mse["shuffled"] < c.mse["local"]
     assert c.max_abs["central"] < c.max_abs["shuffled"] < c.max_abs["local"]
+
+
+@pytest.mark.parametrize("eps0,g,d", [(3.0, 3, 3), (4.0, 4, 3), (2.0, 2, 5)])
+def test_olh_privacy_form_is_conservative_for_the_simulated_family(eps0, g, d):
+    """The chapter accounts OLH with Table 1's large-domain form (``d=None``) and simulates the
+    full hash family over [d]: on small cases the exact finite form's bound is below it."""
+    finite = amp.delta(amp.OLH(eps0, g=g, d=d), 1000, 0.5)
+    large = amp.delta(A.FrequencyOracle("olh", eps0, d, g).mechanism(), 1000, 0.5)
+    assert finite.upper <= large.upper
