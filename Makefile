@@ -9,7 +9,7 @@
 #   make doctest the docstring examples of amp (the API reference pages)
 #   make wheel   build the library wheel into _build/dist; make install-check: install it alone
 #                into a fresh venv (numpy + scipy only) and call the CLI
-#   make assets  only fetch the ipywidgets loader into book/_static/widgets (gitignored)
+#   make assets  only fetch the widgets loader and chapter 12's dataset (both gitignored)
 #   make clean   remove _build and artifacts (keeps .venv)
 
 SHELL := /bin/bash
@@ -26,6 +26,7 @@ LIVE_BIN  := $(LIVE_VENV)/bin
 LIVE_STAMP:= $(LIVE_VENV)/.amp-live-installed
 LIVE_DIR  := _build/live
 WIDGETS   := book/_static/widgets/embed.js
+DATASETS  := book/data/vega/zipcodes.csv
 LIVE_PORT ?= 8866
 JB_FLAGS  ?= -W -n --keep-going --all
 
@@ -61,7 +62,11 @@ $(WIDGETS): scripts/fetch_widgets.sh
 	scripts/fetch_widgets.sh book/_static/widgets
 	@touch $@
 
-assets: $(WIDGETS)
+$(DATASETS): scripts/fetch_datasets.sh
+	scripts/fetch_datasets.sh book/data/vega
+	@touch $@
+
+assets: $(WIDGETS) $(DATASETS)
 
 # -------------------------------------------------------------------------- book
 book: $(STAMP) $(WIDGETS)
