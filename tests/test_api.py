@@ -143,8 +143,10 @@ def test_the_old_entry_points_are_gone():
 
 def test_distribution_and_version():
     import tomllib
+    import importlib.metadata
     meta = tomllib.loads((README.parent / "pyproject.toml").read_text())["project"]
-    assert meta["name"] != "amp" and meta["version"] == amp.__version__
+    assert meta["name"] != "amp" and meta["dynamic"] == ["version"]
+    assert importlib.metadata.version(meta["name"]) == amp.__version__
 
 
 # ----------------------------------------------------------------------------- README
