@@ -5,6 +5,7 @@ baselines agree with dp-accounting-free references where one exists."""
 from __future__ import annotations
 
 import math
+import time
 
 import pytest
 
@@ -121,8 +122,32 @@ def test_widget_inputs_accepted_and_other_ranges():
         vr.check_widget_inputs("k-RR", 2.0, 4.0, 0.01, -6)
 
 
+def _in_process(monkeypatch):
+    """Run the widget's computation in-process (so that monkeypatched fakes are seen)."""
+    monkeypatch.setattr(vr, "run_limited", lambda f, *a, timeout=None, memory=None, **k:
+                        f(*a, **k))
+
+
+def test_run_limited_returns_reraises_and_stops():
+    assert vr.run_limited(sum, [1, 2, 3]) == 6
+    with pytest.raises(ParameterError, match="got -1"):
+        vr.run_limited(vr.check_widget_inputs, "k-RR", -1.0, 4.0, 1.0, -6)
+    t0 = time.perf_counter()
+    with pytest.raises(vr.WidgetLimitError, match="stopped after 0.5 s"):
+        vr.run_limited(time.sleep, 30, timeout=0.5)
+    assert time.perf_counter() - t0 < 10
+
+
+def test_run_limited_memory_cap():
+    """A child asking for 3 GB beyond the parent's address space under a 0.5 GB cap fails
+    with MemoryError in the child; the parent never grows."""
+    with pytest.raises((MemoryError, vr.WidgetLimitError)):
+        vr.run_limited(np.ones, 3 * 1024 ** 3 // 8, memory=512 * 1024 ** 2)
+
+
 def test_widget_draws_and_reports(monkeypatch, _close):
     pytest.importorskip("ipywidgets")
+    _in_process(monkeypatch)
     calls = []
 
     def fake(mech, n, delta, rounds, sampling=1.0, baselines=True):
@@ -144,13 +169,15 @@ def test_widget_draws_and_reports(monkeypatch, _close):
     (MemoryError(), "computation failed"),
     (ParameterError("n must be >= 1"), "setting refused"),
     (RuntimeError("boom"), "computation failed (unexpected)"),
-], ids=["numerical", "memory", "refused", "unexpected"])
+    (vr.WidgetLimitError("stopped after 60 s"), "computation failed"),
+], ids=["numerical", "memory", "refused", "unexpected", "limit"])
 def test_widget_shows_a_visible_message_on_failure(monkeypatch, exc, words, _close):
     pytest.importorskip("ipywidgets")
 
     def fail(*args, **kwargs):
         raise exc
 
+    _in_process(monkeypatch)
     monkeypatch.setattr(vr, "rounds_curves", fail)
     box = vr.rounds_widget()
     assert words in box.status.value and "#b00020" in box.status.value

@@ -14,6 +14,8 @@ in :data:`WIDGET_LOG10_N` (needs a kernel; the static book shows the default fig
 from __future__ import annotations
 
 import html
+import multiprocessing
+import os
 import time
 from dataclasses import dataclass
 from typing import Mapping, Sequence
@@ -29,7 +31,8 @@ from amp.viz.style import new_axes, pyplot
 from amp.viz.widgets import MECHANISMS, make_mechanism
 
 __all__ = ["RoundsCurves", "rounds_curves", "plot_rounds", "plot_delta_curves",
-           "plot_connect_the_dots", "WIDGET_LOG10_N", "WIDGET_ROUNDS", "check_widget_inputs",
+           "plot_connect_the_dots", "WIDGET_LOG10_N", "WIDGET_ROUNDS", "WIDGET_TIMEOUT",
+           "WIDGET_MEMORY", "WidgetLimitError", "check_widget_inputs", "run_limited",
            "rounds_widget"]
 
 #: Values of log10 n the widget offers: each redraw (every mechanism, eps0 in [0.5, 6],
@@ -38,6 +41,72 @@ __all__ = ["RoundsCurves", "rounds_curves", "plot_rounds", "plot_delta_curves",
 WIDGET_LOG10_N: tuple[float, ...] = (3.0, 3.5, 4.0, 4.5, 5.0)
 #: Numbers of rounds the widget draws.
 WIDGET_ROUNDS: tuple[int, ...] = (1, 10, 100, 1000)
+#: A redraw runs in a child process stopped after this many seconds ...
+WIDGET_TIMEOUT = 60.0
+#: ... or when it asks for this many bytes of address space beyond the kernel's own.
+WIDGET_MEMORY = 2 * 1024 ** 3
+
+
+class WidgetLimitError(RuntimeError):
+    """A widget computation stopped at its time or memory limit (:func:`run_limited`)."""
+
+
+def _address_space() -> int:
+    """This process's virtual memory size in bytes (0 where ``/proc`` is unavailable)."""
+    try:
+        with open("/proc/self/statm") as fh:
+            return int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def run_limited(func, *args, timeout: float = WIDGET_TIMEOUT, memory: int = WIDGET_MEMORY,
+                **kwargs):
+    """``func(*args, **kwargs)`` in a forked child process limited to ``timeout`` seconds and
+    ``memory`` bytes of address space beyond the parent's; returns its result or re-raises its
+    exception. A child over the time limit is killed and :class:`WidgetLimitError` raised; over
+    the memory limit it fails with :class:`MemoryError` (re-raised here). So a widget setting
+    the engine cannot answer costs at most ``timeout`` seconds and never grows the kernel.
+    Where ``fork`` is unavailable the call runs in-process, unlimited."""
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return func(*args, **kwargs)          # pragma: no cover - not on Linux
+    ctx = multiprocessing.get_context("fork")
+    receive, send = ctx.Pipe(duplex=False)
+    limit = _address_space() + int(memory)
+
+    def child() -> None:
+        try:
+            import resource
+            if limit > int(memory):
+                resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+            send.send(("ok", func(*args, **kwargs)))
+        except BaseException as exc:          # noqa: BLE001 - handed to the parent
+            try:
+                send.send(("error", exc))
+            except Exception:                 # noqa: BLE001 - an exception that cannot pickle
+                send.send(("error", RuntimeError(f"{type(exc).__name__}: {exc}")))
+        finally:
+            os._exit(0)
+
+    proc = ctx.Process(target=child, daemon=True)
+    proc.start()
+    send.close()
+    try:
+        if not receive.poll(timeout):
+            raise WidgetLimitError(f"stopped after {timeout:g} s: this setting takes too long "
+                                   "for the widget; choose a smaller n or a larger ε₀")
+        try:
+            kind, value = receive.recv()
+        except EOFError:
+            raise WidgetLimitError("the computation ended without an answer (out of memory?)")
+    finally:
+        if proc.is_alive():
+            proc.kill()
+        proc.join()
+        receive.close()
+    if kind == "error":
+        raise value
+    return value
 
 _RED = "#b00020"
 
@@ -201,7 +270,9 @@ def rounds_widget(mechanism: str = "k-RR", eps0: float = 2.0, log10_n: float = 4
 
     A status line says "computing…" while a redraw runs (up to about 20 s), then how long it
     took; a refused setting or a failed computation is shown there in red and the figure is
-    cleared, so an old figure is never left under new settings. ``box.redraw()`` redraws with
+    cleared, so an old figure is never left under new settings. Each redraw runs in a child
+    process (:func:`run_limited`: at most :data:`WIDGET_TIMEOUT` seconds and
+    :data:`WIDGET_MEMORY` bytes), so no setting can stall or grow the kernel. ``box.redraw()`` redraws with
     the current controls (tests, scripted use); ``box.status`` is the status line.
     """
     widgets = require("ipywidgets", "plot", purpose="amp.viz widgets")
@@ -234,8 +305,8 @@ def rounds_widget(mechanism: str = "k-RR", eps0: float = 2.0, log10_n: float = 4
         try:
             mech, n, delta = check_widget_inputs(c_mech.value, c_eps0.value, c_n.value,
                                                  c_q.value, c_delta.value)
-            curves = rounds_curves(mech, n, delta, WIDGET_ROUNDS, sampling=c_q.value,
-                                   baselines=False)
+            curves = run_limited(rounds_curves, mech, n, delta, WIDGET_ROUNDS,
+                                 sampling=c_q.value, baselines=False)
             with out:
                 plot_rounds([curves], delta=delta,
                             title=f"{mech.describe()}, n = {n:,}, q = {c_q.value:g}")
@@ -245,7 +316,7 @@ def rounds_widget(mechanism: str = "k-RR", eps0: float = 2.0, log10_n: float = 4
         except ParameterError as exc:
             status.value = (f"<span style='color:{_RED}'><b>setting refused:</b> "
                             f"{html.escape(str(exc))}</span>")
-        except (AmpError, MemoryError) as exc:
+        except (AmpError, MemoryError, WidgetLimitError) as exc:
             status.value = (f"<span style='color:{_RED}'><b>computation failed:</b> "
                             f"{html.escape(type(exc).__name__)}: {html.escape(str(exc))}</span>")
         except Exception as exc:     # noqa: BLE001 - a widget must say so, never stay silent
