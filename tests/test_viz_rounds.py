@@ -106,7 +106,7 @@ def test_delta_curves_figure(_close):
     assert len(ax.lines) == 2 and ax.get_xlabel() == "ε"
 
 
-@pytest.mark.parametrize("log10_n", [5.5, 6.0, 7.0, 2.0], ids=["5.5", "6", "7", "2"])
+@pytest.mark.parametrize("log10_n", [5.0, 6.0, 7.0, 2.0], ids=["5", "6", "7", "2"])
 def test_widget_refuses_settings_the_engine_cannot_answer(log10_n):
     with pytest.raises(ParameterError, match="log10 n must be one of"):
         vr.check_widget_inputs("k-RR", 2.0, log10_n, 1.0, -6)
@@ -115,7 +115,7 @@ def test_widget_refuses_settings_the_engine_cannot_answer(log10_n):
 def test_widget_inputs_accepted_and_other_ranges():
     mech, n, d = vr.check_widget_inputs("k-RR", 2.0, 4.5, 0.5, -6)
     assert n == 31_623 and d == 1e-6 and mech.eps0 == 2.0
-    assert max(vr.WIDGET_LOG10_N) <= 5.0 and max(vr.WIDGET_ROUNDS) <= 1000
+    assert max(vr.WIDGET_LOG10_N) <= 4.5 and max(vr.WIDGET_ROUNDS) <= 1000
     with pytest.raises(ParameterError, match="eps0"):
         vr.check_widget_inputs("k-RR", 8.0, 4.0, 1.0, -6)
     with pytest.raises(ParameterError, match="q must be"):
@@ -158,8 +158,8 @@ def test_widget_draws_and_reports(monkeypatch, _close):
     box = vr.rounds_widget()
     assert calls == [(10_000, vr.WIDGET_ROUNDS, 1.0, False)]
     assert box.status.value.startswith("done in")
-    box.controls["log10_n"].value = 5.0                     # a redraw through the callback
-    assert calls[-1][0] == 100_000
+    box.controls["log10_n"].value = 4.5                     # a redraw through the callback
+    assert calls[-1][0] == 31_623
     assert set(box.controls["log10_n"].options) == {(f"{v:g}", v) for v in vr.WIDGET_LOG10_N}
 
 

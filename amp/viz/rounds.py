@@ -35,10 +35,11 @@ __all__ = ["RoundsCurves", "rounds_curves", "plot_rounds", "plot_delta_curves",
            "WIDGET_MEMORY", "WidgetLimitError", "check_widget_inputs", "run_limited",
            "rounds_widget"]
 
-#: Values of log10 n the widget offers: each redraw (every mechanism, eps0 in [0.5, 6],
-#: q in [0.05, 1], T up to :data:`WIDGET_ROUNDS`) answers within about 20 s and 2 GB on a
-#: 2-core machine (measured: ``book/engine/ch11_rounds.md``); n = 10^6 took minutes.
-WIDGET_LOG10_N: tuple[float, ...] = (3.0, 3.5, 4.0, 4.5, 5.0)
+#: Values of log10 n the widget offers: for k-RR a redraw (T up to :data:`WIDGET_ROUNDS`)
+#: answers within about 20 s and well under 2 GB on the project's 2-core machine; n = 10^5
+#: took 31 s and n = 10^6 four minutes and 5.8 GB (``book/engine/ch11_rounds.md``). Slower
+#: settings (RAPPOR, BLH, Hadamard response at small eps0) are stopped by :func:`run_limited`.
+WIDGET_LOG10_N: tuple[float, ...] = (3.0, 3.5, 4.0, 4.5)
 #: Numbers of rounds the widget draws.
 WIDGET_ROUNDS: tuple[int, ...] = (1, 10, 100, 1000)
 #: A redraw runs in a child process stopped after this many seconds ...
@@ -171,7 +172,7 @@ def plot_rounds(curves: Sequence[RoundsCurves], *, delta: float, ax=None,
         T = np.array(c.rounds, dtype=float)
         ax.fill_between(T, c.lower, c.upper, color=col, alpha=0.25, lw=0)
         ax.plot(T, c.upper, "-o", color=col, ms=3,
-                label=f"amp, Theorem 4, §5.1 composed (band down to Theorem 5, §5.3): {c.label}")
+                label=f"amp: Theorem 4, §5.1 composed; band to Theorem 5, §5.3 ({c.label})")
         ys += list(c.lower) + list(c.upper)
         if baselines and c.per_round is not None:
             ax.plot(T, c.per_round, "--", color=col, lw=1,
@@ -194,7 +195,7 @@ def plot_rounds(curves: Sequence[RoundsCurves], *, delta: float, ax=None,
     if title:
         ax.set_title(title, fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7, loc="upper left")
+    ax.legend(fontsize=7, loc="lower right")
     return ax
 
 
