@@ -5,6 +5,7 @@ baselines agree with dp-accounting-free references where one exists."""
 from __future__ import annotations
 
 import math
+import time
 
 import pytest
 
@@ -44,3 +45,141 @@ def test_composed_clone_one_round_is_above_the_clone_eps():
 def test_sampled_curves_have_no_clone_baseline():
     c = rounds_curves(amp.KRR(2.0, k=10), 10_000, 1e-6, (1, 10), sampling=0.1, baselines=False)
     assert c.per_round is None and c.clone is None and c.sampling == 0.1
+
+
+# ------------------------------------------------------------------ chapter 11's figures, widget
+import matplotlib  # noqa: E402
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+from amp.core.errors import NumericalError, ParameterError  # noqa: E402
+from amp.viz import rounds as vr  # noqa: E402
+
+
+def _fake_curves(sampling: float = 1.0) -> vr.RoundsCurves:
+    return vr.RoundsCurves((1, 10, 100, 1000), (0.08, 0.27, 0.94, 3.3), (0.079, 0.27, 0.93, 3.28),
+                           (0.1, 0.9, 5.2, 20.0), (0.2, 0.6, 1.8, 6.0), "10-RR, n = 10,000",
+                           sampling)
+
+
+@pytest.fixture()
+def _close():
+    yield
+    plt.close("all")
+
+
+def test_plot_rounds_has_numbered_axes_and_section_names(_close):
+    ax = vr.plot_rounds([_fake_curves()], delta=1e-6)
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert any("Theorem 4, §5.1" in s and "Theorem 5, §5.3" in s for s in labels)
+    assert not any("Thm" in s for s in labels)
+    assert len(labels) == 3                        # amp, per-round, clone
+    ax.figure.canvas.draw()
+    xt = [t.get_text() for t in ax.get_xticklabels()]
+    yt = [t.get_text() for t in ax.get_yticklabels() if t.get_text()]
+    assert xt == ["1", "10", "100", "1,000"]
+    assert len(yt) >= 4 and all(any(ch.isdigit() for ch in s) for s in yt)
+    assert "rounds T" in ax.get_xlabel() and "δ = 1e-06" in ax.get_ylabel()
+
+
+def test_plot_rounds_without_baselines(_close):
+    ax = vr.plot_rounds([_fake_curves(), _fake_curves(0.1)], delta=1e-6, baselines=False)
+    assert len(ax.get_legend().get_texts()) == 2
+
+
+def test_connect_the_dots_figure_chords_above_a_convex_curve(_close):
+    t = np.linspace(1, 3, 101)
+    curve = (3 - t) ** 2 / 4                      # convex, decreasing
+    tp = np.array([1.0, 2.0, 3.0])
+    ax = vr.plot_connect_the_dots(t, curve, tp, (3 - tp) ** 2 / 4)
+    chords = ax.lines[1].get_ydata()
+    assert np.all(np.interp(t, tp, chords) >= curve - 1e-15)
+    assert ax.get_xlabel() == "t = e^ε" and ax.get_legend() is not None
+
+
+def test_delta_curves_figure(_close):
+    e = np.linspace(0, 1, 11)
+    ax = vr.plot_delta_curves({"a": (e, 1 - e)}, points={"b": (e[::5], 1 - e[::5])})
+    assert len(ax.lines) == 2 and ax.get_xlabel() == "ε"
+
+
+@pytest.mark.parametrize("log10_n", [5.0, 6.0, 7.0, 2.0], ids=["5", "6", "7", "2"])
+def test_widget_refuses_settings_the_engine_cannot_answer(log10_n):
+    with pytest.raises(ParameterError, match="log10 n must be one of"):
+        vr.check_widget_inputs("k-RR", 2.0, log10_n, 1.0, -6)
+
+
+def test_widget_inputs_accepted_and_other_ranges():
+    mech, n, d = vr.check_widget_inputs("k-RR", 2.0, 4.5, 0.5, -6)
+    assert n == 31_623 and d == 1e-6 and mech.eps0 == 2.0
+    assert max(vr.WIDGET_LOG10_N) <= 4.5 and max(vr.WIDGET_ROUNDS) <= 1000
+    with pytest.raises(ParameterError, match="eps0"):
+        vr.check_widget_inputs("k-RR", 8.0, 4.0, 1.0, -6)
+    with pytest.raises(ParameterError, match="q must be"):
+        vr.check_widget_inputs("k-RR", 2.0, 4.0, 0.01, -6)
+
+
+def _in_process(monkeypatch):
+    """Run the widget's computation in-process (so that monkeypatched fakes are seen)."""
+    monkeypatch.setattr(vr, "run_limited", lambda f, *a, timeout=None, memory=None, **k:
+                        f(*a, **k))
+
+
+def test_run_limited_returns_reraises_and_stops():
+    assert vr.run_limited(sum, [1, 2, 3]) == 6
+    with pytest.raises(ParameterError, match="got -1"):
+        vr.run_limited(vr.check_widget_inputs, "k-RR", -1.0, 4.0, 1.0, -6)
+    t0 = time.perf_counter()
+    with pytest.raises(vr.WidgetLimitError, match="stopped after 0.5 s"):
+        vr.run_limited(time.sleep, 30, timeout=0.5)
+    assert time.perf_counter() - t0 < 10
+
+
+def test_run_limited_memory_cap():
+    """A child asking for 3 GB beyond the parent's address space under a 0.5 GB cap fails
+    with MemoryError in the child; the parent never grows."""
+    with pytest.raises((MemoryError, vr.WidgetLimitError)):
+        vr.run_limited(np.ones, 3 * 1024 ** 3 // 8, memory=512 * 1024 ** 2)
+
+
+def test_widget_draws_and_reports(monkeypatch, _close):
+    pytest.importorskip("ipywidgets")
+    _in_process(monkeypatch)
+    calls = []
+
+    def fake(mech, n, delta, rounds, sampling=1.0, baselines=True):
+        calls.append((n, tuple(rounds), sampling, baselines))
+        return _fake_curves(sampling)
+
+    monkeypatch.setattr(vr, "rounds_curves", fake)
+    box = vr.rounds_widget()
+    assert calls == [(10_000, vr.WIDGET_ROUNDS, 1.0, False)]
+    assert box.status.value.startswith("done in")
+    box.controls["log10_n"].value = 4.5                     # a redraw through the callback
+    assert calls[-1][0] == 31_623
+    assert set(box.controls["log10_n"].options) == {(f"{v:g}", v) for v in vr.WIDGET_LOG10_N}
+
+
+@pytest.mark.parametrize("exc, words", [
+    (NumericalError("delta = 1e-10 is within the floating-point error bound"),
+     "computation failed"),
+    (MemoryError(), "computation failed"),
+    (ParameterError("n must be >= 1"), "setting refused"),
+    (RuntimeError("boom"), "computation failed (unexpected)"),
+    (vr.WidgetLimitError("stopped after 60 s"), "computation failed"),
+], ids=["numerical", "memory", "refused", "unexpected", "limit"])
+def test_widget_shows_a_visible_message_on_failure(monkeypatch, exc, words, _close):
+    pytest.importorskip("ipywidgets")
+
+    def fail(*args, **kwargs):
+        raise exc
+
+    _in_process(monkeypatch)
+    monkeypatch.setattr(vr, "rounds_curves", fail)
+    box = vr.rounds_widget()
+    assert words in box.status.value and "#b00020" in box.status.value
+    assert not any(c.disabled for c in box.controls.values())   # controls unlocked again
+    assert len(box.children[-1].outputs) == 0                    # no stale figure left

@@ -1,28 +1,115 @@
 """Figures and a widget for many shuffled rounds (book chapter 11; :mod:`amp.rounds`).
 
-:func:`rounds_curves` computes, for ``T`` rounds: amp's certified upper and lower eps (Theorem 4's
-profile composed, :func:`amp.rounds.epsilon_sweep`), and the two baselines of
+:func:`rounds_curves` computes, for ``T`` rounds: amp's certified upper and lower eps (Theorem 4
+of Section 5.1's profile composed for the upper end, Theorem 5 of Section 5.3's explicit pair
+for the lower end; :func:`amp.rounds.epsilon_sweep`), and the two baselines of
 :mod:`amp.baselines.composition` (per-round eps with optimal composition; the standard clone's
-profile composed). :func:`plot_rounds` draws them; :func:`rounds_widget` redraws for a chosen
-mechanism, ``eps0``, ``n`` and sampling rate ``q`` (needs a kernel; the static book shows the
-default figure).
+profile composed). :func:`plot_rounds` draws them. :func:`plot_delta_curves` and
+:func:`plot_connect_the_dots` draw the chapter's teaching figures (privacy curves of a small
+example; chords through certified points of a convex curve). :func:`rounds_widget` redraws the
+band for a chosen mechanism, ``eps0``, ``n`` and sampling rate ``q``, limited to the settings
+in :data:`WIDGET_LOG10_N` (needs a kernel; the static book shows the default figure).
 """
 
 from __future__ import annotations
 
+import html
+import multiprocessing
+import os
+import time
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 
 from amp.baselines.composition import clone_composed_epsilon, per_round_composed_epsilon
+from amp.core.errors import AmpError, ParameterError
 from amp.core.extras import require
 from amp.mechanisms.base import Mechanism
 from amp.rounds import epsilon_sweep
-from amp.viz.style import new_axes, pyplot, show
+from amp.viz.style import new_axes, pyplot
 from amp.viz.widgets import MECHANISMS, make_mechanism
 
-__all__ = ["RoundsCurves", "rounds_curves", "plot_rounds", "rounds_widget"]
+__all__ = ["RoundsCurves", "rounds_curves", "plot_rounds", "plot_delta_curves",
+           "plot_connect_the_dots", "WIDGET_LOG10_N", "WIDGET_ROUNDS", "WIDGET_TIMEOUT",
+           "WIDGET_MEMORY", "WidgetLimitError", "check_widget_inputs", "run_limited",
+           "rounds_widget"]
+
+#: Values of log10 n the widget offers: for k-RR a redraw (T up to :data:`WIDGET_ROUNDS`)
+#: answers within about 20 s and well under 2 GB on the project's 2-core machine; n = 10^5
+#: took 31 s and n = 10^6 four minutes and 5.8 GB (``book/engine/ch11_rounds.md``). Slower
+#: settings (RAPPOR, BLH, Hadamard response at small eps0) are stopped by :func:`run_limited`.
+WIDGET_LOG10_N: tuple[float, ...] = (3.0, 3.5, 4.0, 4.5)
+#: Numbers of rounds the widget draws.
+WIDGET_ROUNDS: tuple[int, ...] = (1, 10, 100, 1000)
+#: A redraw runs in a child process stopped after this many seconds ...
+WIDGET_TIMEOUT = 60.0
+#: ... or when it asks for this many bytes of address space beyond the kernel's own.
+WIDGET_MEMORY = 2 * 1024 ** 3
+
+
+class WidgetLimitError(RuntimeError):
+    """A widget computation stopped at its time or memory limit (:func:`run_limited`)."""
+
+
+def _address_space() -> int:
+    """This process's virtual memory size in bytes (0 where ``/proc`` is unavailable)."""
+    try:
+        with open("/proc/self/statm") as fh:
+            return int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def run_limited(func, *args, timeout: float = WIDGET_TIMEOUT, memory: int = WIDGET_MEMORY,
+                **kwargs):
+    """``func(*args, **kwargs)`` in a forked child process limited to ``timeout`` seconds and
+    ``memory`` bytes of address space beyond the parent's; returns its result or re-raises its
+    exception. A child over the time limit is killed and :class:`WidgetLimitError` raised; over
+    the memory limit it fails with :class:`MemoryError` (re-raised here). So a widget setting
+    the engine cannot answer costs at most ``timeout`` seconds and never grows the kernel.
+    Where ``fork`` is unavailable the call runs in-process, unlimited."""
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return func(*args, **kwargs)          # pragma: no cover - not on Linux
+    ctx = multiprocessing.get_context("fork")
+    receive, send = ctx.Pipe(duplex=False)
+    limit = _address_space() + int(memory)
+
+    def child() -> None:
+        try:
+            import resource
+            if limit > int(memory):
+                resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+            send.send(("ok", func(*args, **kwargs)))
+        except BaseException as exc:          # noqa: BLE001 - handed to the parent
+            try:
+                send.send(("error", exc))
+            except Exception:                 # noqa: BLE001 - an exception that cannot pickle
+                send.send(("error", RuntimeError(f"{type(exc).__name__}: {exc}")))
+        finally:
+            os._exit(0)
+
+    proc = ctx.Process(target=child, daemon=True)
+    proc.start()
+    send.close()
+    try:
+        if not receive.poll(timeout):
+            raise WidgetLimitError(f"stopped after {timeout:g} s: this setting takes too long "
+                                   "for the widget; choose a smaller n or a larger ε₀")
+        try:
+            kind, value = receive.recv()
+        except EOFError:
+            raise WidgetLimitError("the computation ended without an answer (out of memory?)")
+    finally:
+        if proc.is_alive():
+            proc.kill()
+        proc.join()
+        receive.close()
+    if kind == "error":
+        raise value
+    return value
+
+_RED = "#b00020"
 
 
 @dataclass(frozen=True)
@@ -54,56 +141,200 @@ def rounds_curves(mechanism: Mechanism, n: int, delta: float, rounds: Sequence[i
             clone = tuple(clone_composed_epsilon(mechanism, n, delta, Ts))
     q = f", q = {sampling:g}" if sampling < 1 else ""
     return RoundsCurves(Ts, tuple(r.upper for r in res), tuple(r.lower for r in res), per,
-                        clone, f"{mechanism.describe()}, n = {n}{q}", sampling)
+                        clone, f"{mechanism.describe()}, n = {n:,}{q}", sampling)
 
 
-def plot_rounds(curves: Sequence[RoundsCurves], *, delta: float, ax=None):
-    """eps after ``T`` rounds against ``T`` (log-log): amp's certified band and upper end, and
-    the baselines dashed/dotted, one colour per :class:`RoundsCurves`."""
+def _plain_log_ticks(ax, axis: str, lo: float, hi: float) -> None:
+    """Ticks 1, 2, 5 x 10^k between ``lo`` and ``hi`` written as plain numbers."""
+    plt = pyplot()
+    ticks = [m * 10.0 ** k for k in range(int(np.floor(np.log10(lo))) - 1,
+                                          int(np.ceil(np.log10(hi))) + 1) for m in (1, 2, 5)]
+    ticks = [t for t in ticks if lo <= t <= hi]
+    fmt = plt.FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:g}")
+    target = ax.yaxis if axis == "y" else ax.xaxis
+    target.set_major_locator(plt.FixedLocator(ticks))
+    target.set_major_formatter(fmt)
+    target.set_minor_formatter(plt.NullFormatter())
+
+
+def plot_rounds(curves: Sequence[RoundsCurves], *, delta: float, ax=None,
+                baselines: bool = True, title: str | None = None):
+    """eps after ``T`` rounds against ``T`` (log-log, plain-number ticks): amp's certified band
+    (lower end from Theorem 5, Section 5.3's pair; upper end from Theorem 4, Section 5.1's
+    profile composed) and, when ``baselines``, the baselines dashed/dotted; one colour per
+    :class:`RoundsCurves`."""
     ax = new_axes(ax, figsize=(6.4, 4.2))
     plt = pyplot()
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    ys: list[float] = []
     for i, c in enumerate(curves):
         col = colours[i % len(colours)]
         T = np.array(c.rounds, dtype=float)
         ax.fill_between(T, c.lower, c.upper, color=col, alpha=0.25, lw=0)
-        ax.plot(T, c.upper, "-o", color=col, ms=3, label=f"amp (Theorem 4, §5.1, composed): {c.label}")
-        if c.per_round is not None:
+        ax.plot(T, c.upper, "-o", color=col, ms=3,
+                label=f"amp: Theorem 4, §5.1 composed; band to Theorem 5, §5.3 ({c.label})")
+        ys += list(c.lower) + list(c.upper)
+        if baselines and c.per_round is not None:
             ax.plot(T, c.per_round, "--", color=col, lw=1,
-                    label="per-round eps + optimal composition")
-        if c.clone is not None:
+                    label="per-round (ε, δ) + optimal composition")
+            ys += list(c.per_round)
+        if baselines and c.clone is not None:
             ax.plot(T, c.clone, ":", color=col, lw=1.5, label="standard clone profile composed")
+            ys += list(c.clone)
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlabel("rounds T")
+    Ts = sorted({t for c in curves for t in c.rounds})
+    ax.set_xticks(Ts)
+    ax.set_xticklabels([f"{t:,}" for t in Ts])
+    ax.xaxis.set_minor_formatter(plt.NullFormatter())
+    fin = [y for y in ys if np.isfinite(y) and y > 0]
+    if fin:
+        _plain_log_ticks(ax, "y", min(fin) * 0.8, max(fin) * 1.25)
+    ax.set_xlabel("number of rounds T")
     ax.set_ylabel(f"central ε after T rounds (δ = {delta:g})")
+    if title:
+        ax.set_title(title, fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7, loc="upper left")
+    ax.legend(fontsize=7, loc="lower right")
     return ax
+
+
+def plot_delta_curves(curves: Mapping[str, tuple[Sequence[float], Sequence[float]]], *,
+                      points: Mapping[str, tuple[Sequence[float], Sequence[float]]] | None = None,
+                      ax=None, title: str | None = None):
+    """``delta(eps)`` curves (lines, one per label) and checked values (markers, one set per
+    label), linear axes with numbered ticks: the chapter's privacy-curve figure."""
+    ax = new_axes(ax)
+    for label, (e, d) in curves.items():
+        ax.plot(e, d, "-", lw=1.8, label=label)
+    for (label, (e, d)), m in zip((points or {}).items(), "osD^v"):
+        ax.plot(e, d, m, ms=6, mfc="none", mew=1.5, color="black" if m == "o" else "0.35",
+                label=label)
+    ax.set_xlabel("ε")
+    ax.set_ylabel("δ(ε)")
+    ax.set_ylim(bottom=0)
+    ax.set_xlim(left=0)
+    if title:
+        ax.set_title(title, fontsize=10)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    return ax
+
+
+def plot_connect_the_dots(t: Sequence[float], curve: Sequence[float],
+                          t_points: Sequence[float], d_points: Sequence[float], *,
+                          label: str = "privacy curve", ax=None, title: str | None = None):
+    """A convex curve ``delta`` against ``t = e^eps`` and the chords through certified points
+    on it (connect the dots): the chords lie above the curve; the gap is shaded."""
+    ax = new_axes(ax)
+    t, curve = np.asarray(t, float), np.asarray(curve, float)
+    tp, dp = np.asarray(t_points, float), np.asarray(d_points, float)
+    chords = np.interp(t, tp, dp)
+    ax.plot(t, curve, "-", lw=2, label=label)
+    ax.plot(tp, dp, "-o", color="C3", lw=1.2, ms=5, label="connect-the-dots (chords)")
+    ax.fill_between(t, curve, chords, where=chords >= curve, color="C3", alpha=0.15, lw=0,
+                    label="what the chords add (pessimism)")
+    ax.set_xlabel("t = e^ε")
+    ax.set_ylabel("δ")
+    ax.set_ylim(bottom=0)
+    if title:
+        ax.set_title(title, fontsize=10)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    return ax
+
+
+def check_widget_inputs(mechanism: str, eps0: float, log10_n: float, sampling: float,
+                        delta_exponent: int) -> tuple[Mechanism, int, float]:
+    """The widget's inputs as ``(mechanism, n, delta)``, or :class:`ParameterError` for a
+    setting it does not answer (``log10_n`` outside :data:`WIDGET_LOG10_N`, ``eps0`` outside
+    [0.5, 6], ``q`` outside [0.05, 1], ``delta`` outside [1e-10, 1e-4])."""
+    if not any(abs(float(log10_n) - v) < 1e-9 for v in WIDGET_LOG10_N):
+        raise ParameterError(
+            f"log10 n must be one of {', '.join(f'{v:g}' for v in WIDGET_LOG10_N)} in this "
+            f"widget (larger n takes minutes and gigabytes here), got {log10_n:g}; use "
+            "amp.epsilon(..., rounds=T) in a notebook for larger n")
+    if not 0.5 <= float(eps0) <= 6.0:
+        raise ParameterError(f"eps0 must be in [0.5, 6] in this widget, got {eps0:g}")
+    if not 0.05 <= float(sampling) <= 1.0:
+        raise ParameterError(f"q must be in [0.05, 1] in this widget, got {sampling:g}")
+    if not -10 <= int(delta_exponent) <= -4:
+        raise ParameterError(f"log10 delta must be in [-10, -4], got {delta_exponent}")
+    mech = make_mechanism(mechanism, float(eps0))
+    return mech, int(round(10 ** float(log10_n))), 10.0 ** int(delta_exponent)
 
 
 def rounds_widget(mechanism: str = "k-RR", eps0: float = 2.0, log10_n: float = 4.0,
                   sampling: float = 1.0, delta_exponent: int = -6):
-    """Interactive eps after ``T`` rounds (``T = 1 .. 10^4``) for a mechanism, ``eps0``, ``n``
-    and sampling rate ``q`` (needs a kernel; each redraw takes a few seconds)."""
+    """Interactive eps after ``T`` rounds (``T`` in :data:`WIDGET_ROUNDS`) for a mechanism,
+    ``eps0``, ``n`` (log10 n in :data:`WIDGET_LOG10_N`) and sampling rate ``q`` (needs a kernel).
+
+    A status line says "computing…" while a redraw runs (up to about 20 s), then how long it
+    took; a refused setting or a failed computation is shown there in red and the figure is
+    cleared, so an old figure is never left under new settings. Each redraw runs in a child
+    process (:func:`run_limited`: at most :data:`WIDGET_TIMEOUT` seconds and
+    :data:`WIDGET_MEMORY` bytes), so no setting can stall or grow the kernel. ``box.redraw()`` redraws with
+    the current controls (tests, scripted use); ``box.status`` is the status line.
+    """
     widgets = require("ipywidgets", "plot", purpose="amp.viz widgets")
+    plt = pyplot()
+    lay = widgets.Layout(width="320px")
+    style = {"description_width": "70px"}
+    c_mech = widgets.Dropdown(options=list(MECHANISMS), value=mechanism,
+                              description="mechanism", layout=lay, style=style)
+    c_eps0 = widgets.FloatSlider(value=eps0, min=0.5, max=6.0, step=0.25, layout=lay,
+                                 continuous_update=False, description="ε₀", style=style)
+    c_n = widgets.SelectionSlider(options=[(f"{v:g}", v) for v in WIDGET_LOG10_N],
+                                  value=min(WIDGET_LOG10_N, key=lambda v: abs(v - log10_n)),
+                                  continuous_update=False, description="log₁₀ n", layout=lay,
+                                  style=style)
+    c_q = widgets.FloatSlider(value=sampling, min=0.05, max=1.0, step=0.05, layout=lay,
+                              continuous_update=False, description="q", style=style)
+    c_delta = widgets.IntSlider(value=delta_exponent, min=-10, max=-4, layout=lay,
+                                continuous_update=False, description="log₁₀ δ", style=style)
+    controls = (c_mech, c_eps0, c_n, c_q, c_delta)
+    status = widgets.HTML(value="")
+    out = widgets.Output()
 
-    def draw(mechanism, eps0, log10_n, sampling, delta_exponent):
-        mech = make_mechanism(mechanism, eps0)
-        n, delta = int(round(10 ** log10_n)), 10.0 ** delta_exponent
-        c = rounds_curves(mech, n, delta, (1, 10, 100, 1000, 10_000), sampling=sampling,
-                          baselines=False)
-        show(plot_rounds([c], delta=delta))
+    def redraw(*_):
+        for c in controls:
+            c.disabled = True
+        out.clear_output()
+        t0 = time.perf_counter()
+        status.value = ("<b>computing…</b> (up to about 20 s; the controls are locked "
+                        "until the figure is drawn)")
+        try:
+            mech, n, delta = check_widget_inputs(c_mech.value, c_eps0.value, c_n.value,
+                                                 c_q.value, c_delta.value)
+            curves = run_limited(rounds_curves, mech, n, delta, WIDGET_ROUNDS,
+                                 sampling=c_q.value, baselines=False)
+            with out:
+                plot_rounds([curves], delta=delta,
+                            title=f"{mech.describe()}, n = {n:,}, q = {c_q.value:g}")
+                plt.show()
+            status.value = (f"done in {time.perf_counter() - t0:.1f} s: certified ε after "
+                            f"T = {', '.join(f'{t:,}' for t in WIDGET_ROUNDS)} rounds")
+        except ParameterError as exc:
+            status.value = (f"<span style='color:{_RED}'><b>setting refused:</b> "
+                            f"{html.escape(str(exc))}</span>")
+        except (AmpError, MemoryError, WidgetLimitError) as exc:
+            status.value = (f"<span style='color:{_RED}'><b>computation failed:</b> "
+                            f"{html.escape(type(exc).__name__)}: {html.escape(str(exc))}</span>")
+        except Exception as exc:     # noqa: BLE001 - a widget must say so, never stay silent
+            status.value = (f"<span style='color:{_RED}'><b>computation failed "
+                            f"(unexpected):</b> {html.escape(type(exc).__name__)}: "
+                            f"{html.escape(str(exc))}</span>")
+        finally:
+            for c in controls:
+                c.disabled = False
 
-    return widgets.interactive(
-        draw,
-        mechanism=widgets.Dropdown(options=list(MECHANISMS), value=mechanism),
-        eps0=widgets.FloatSlider(value=eps0, min=0.5, max=6.0, step=0.25,
-                                 continuous_update=False, description="ε₀"),
-        log10_n=widgets.FloatSlider(value=log10_n, min=3.0, max=7.0, step=0.5,
-                                    continuous_update=False, description="log₁₀ n"),
-        sampling=widgets.FloatSlider(value=sampling, min=0.05, max=1.0, step=0.05,
-                                     continuous_update=False, description="q"),
-        delta_exponent=widgets.IntSlider(value=delta_exponent, min=-10, max=-4,
-                                         continuous_update=False, description="log₁₀ δ"),
-    )
+    for c in controls:
+        c.observe(redraw, names="value")
+    box = widgets.VBox([widgets.HBox([c_mech, c_eps0]), widgets.HBox([c_n, c_q]), c_delta,
+                        status, out])
+    box.redraw = redraw
+    box.status = status
+    box.controls = dict(zip(("mechanism", "eps0", "log10_n", "sampling", "delta_exponent"),
+                            controls))
+    redraw()
+    return box
