@@ -238,7 +238,7 @@
       /* the 10% promise (answer_cost in the Python mirror): your row's answer and the next
        * row's within PROMISE_NEIGHBOURS, neither a chord from eps = 0 */
       var b = rowAnswer(T, rows[i2], eps0, delta);
-      out.nextEps = b.eps;
+      out.nextEps = b.eps; out.nextFromZero = fromZero(b);
       out.promise = a.eps === 0 || (!fromZero(a) && !fromZero(b) && b.eps > 0 &&
                                     a.eps <= PROMISE_NEIGHBOURS * b.eps);
     }
@@ -304,14 +304,19 @@
         "below for a tight value.", "amp-calc-outside");
     } else if (!a.aboveTable) {
       p("Outside the page's 10% promise: near \u03b5 = 0 (large n, \u03b4 close to \u03b4(0)) " +
-        "the rows n = " + a.gridN + " and n = " + a.nextN + " answer " + fmt(a.eps, 4) +
-        " and " + fmt(a.nextEps, 4) + ", too far apart to bound the cost of rounding n; the " +
-        "answer is valid. Use the CLI line below for a tight value.", "amp-calc-outside");
+        "the exact \u03b5 changes too fast with n for the table's rows to bound what rounding n " +
+        "costs: the row n = " + a.gridN + " answers " + fmt(a.eps, 4) + ", the next row n = " +
+        a.nextN + " answers " + fmt(a.nextEps, 4) +
+        (a.nextFromZero ? " (a chord from \u03b5 = 0)" : "") + ". The answer is valid; use " +
+        "the CLI line below for a tight value.", "amp-calc-outside");
     }
     if (a.aboveTable) {
       p("Outside the page's 10% promise: n is above the table's largest n = " + fmt(a.lastN, 3) +
         " for this choice. Its row answers (valid, since the bound never increases with n), " +
         "but the exact value at your n can be much smaller.", "amp-calc-outside");
+    } else if (a.promise || a.fromZero) {
+      /* inside the promise the cruder estimate from stored points alone is not shown; a chord
+       * from eps = 0 is explained above */
     } else if (a.cost === Infinity) {
       p("No estimate of the rounding cost here: at n = " + a.nextN + " no stored point bounds " +
         "the exact \u03b5 from below at your \u03b4 (near \u03b5 = 0, or at the top of that row's " +
