@@ -484,6 +484,82 @@ def answer(table: dict, mid: str, eps0: float, n: int, delta: float,
     return best if best is not None else {"status": "refused"}
 
 
+#: the page's promise: its answer is within this factor of amp's answer at the exact inputs
+#: wherever :func:`answer_cost` says ``promise`` (tests/test_calculator_table.py checks it on
+#: random questions over the page's whole range, re-certified by amp)
+PROMISE = 1.10
+#: the promise needs the answers of your row and of the next row up within this factor (the
+#: builder's own refinement criterion, REFINE_RATIO): the rest of the 10% is each row's slack
+PROMISE_NEIGHBOURS = REFINE_RATIO
+
+
+def row_lower_estimate(table: dict, row: list, delta: float, eps0: float, n: int) -> float:
+    """A lower estimate of the exact eps at ``delta`` for the row ``n`` (``rowLowerEstimate``
+    in calculator.js): with ``k`` the largest lattice point whose stored delta, shrunk by 3%
+    (1% in the steep windows: the build's bracket width and the code's rounding), is still
+    above ``delta``, so that the exact eps exceeds ``eps_k``: ``eps_k`` in the steep windows,
+    elsewhere the lattice point below it (one step back covers the first table's pairs); 0 if
+    none."""
+    k0 = row[0]
+    qs = _decode_codes(row[2], table.get("codes", "abs"))
+    tight = in_steep_window(eps0, n)
+    shrink = 1.01 if tight else 1.03
+    best = None
+    for idx, q in enumerate(qs):
+        if _Q_DELTA[q] / shrink > delta:
+            best = k0 + idx
+    if best is None:
+        return 0.0
+    lat = _lattice_floats(table["eps_lattice"])
+    if tight:
+        return lat[best - table["eps_lattice_k0"]]
+    if best - 1 < table["eps_lattice_k0"]:
+        return 0.0
+    return lat[best - 1 - table["eps_lattice_k0"]]
+
+
+def from_zero(a: dict) -> bool:
+    """Whether a row's answer is a chord from ``(0, delta(0))``: the asked delta lies between
+    ``delta(0)`` and the row's first stored pair, a stretch where the table holds nothing and
+    the chord can lie far above the exact bound (47% above amp in issue #23's example)."""
+    return a["kind"] == "chord" and a.get("prevEps") == 0.0
+
+
+def answer_cost(table: dict, mid: str, eps0: float, n: int, delta: float,
+                ans: dict | None = None) -> dict:
+    """What rounding to the table costs, as the page reports it (mirrors ``answer`` in
+    calculator.js). The exact eps at ``n`` is at least the exact eps at the next grid row up
+    (or at ``n`` itself when it is a grid row).
+
+    * ``cost``: ``answer / low - 1`` with ``low`` that row's :func:`row_lower_estimate`
+      (``inf`` when ``low = 0`` and the answer is positive; ``None`` above the last row);
+    * ``promise``: the page states its answer is within :data:`PROMISE` of amp's: below the
+      table's last row, neither your row's answer nor the next row's is a chord from
+      ``eps = 0`` (:func:`from_zero`), and the two answers are within
+      :data:`PROMISE_NEIGHBOURS` (answers of 0 and eps0 included). It fails near ``eps = 0``
+      at large n, where ``delta(0)`` crosses your delta between two rows.
+    """
+    a = ans if ans is not None else answer(table, mid, eps0, n, delta)
+    src = next(m.get("same_as", m["id"]) for m in table["mechanisms"] if m["id"] == mid)
+    rows = table["rows"][src][f"{eps0:g}"]
+    ns = table["n"]
+    have = [i for i, r in enumerate(rows) if r is not None]
+    last = max(i for i in have if ns[i] <= n)
+    nxt = last if ns[last] == n else next((i for i in have if i > last), None)
+    if nxt is None:
+        return {"cost": None, "lowEps": None, "nextN": None, "nextEps": None, "promise": False}
+    low = row_lower_estimate(table, rows[nxt], delta, eps0, ns[nxt])
+    if low > 0:
+        cost = max(a["eps"] / low - 1, 0.0)
+    else:
+        cost = math.inf if a["eps"] > 0 else 0.0
+    b = row_answer(table, rows[nxt], eps0, delta)
+    promise = (a["eps"] == 0.0 or (not from_zero(a) and not from_zero(b) and b["eps"] > 0
+                                   and a["eps"] <= PROMISE_NEIGHBOURS * b["eps"]))
+    return {"cost": cost, "lowEps": low, "nextN": ns[nxt], "nextEps": b["eps"],
+            "promise": promise}
+
+
 def round3(x: float) -> int:
     """``x`` rounded to 3 significant digits (the n grid's precision)."""
     e = max(math.floor(math.log10(x)) - 2, 0)

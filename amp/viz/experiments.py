@@ -61,13 +61,13 @@ EXPERIMENT_MECHANISMS: dict[str, Callable[[float], Mechanism]] = {
 CURVE_STYLES: dict[str, tuple[str, dict]] = {
     "upper": ("ours: upper bound (Theorem 4, §5.1)", dict(color="C0", ls="-", marker="o", ms=3, lw=2)),
     "lower": ("ours: lower bound (Theorem 5, §5.3)", dict(color="C0", ls="--", lw=1.2)),
-    "clone": ("standard clone (generic)", dict(color="C1", ls="-", marker="s", ms=3)),
-    "hoeffding": ("blanket + Hoeffding", dict(color="C2", ls=":", lw=1.8)),
-    "bennett": ("blanket + Bennett", dict(color="C3", ls="-.", lw=1.5)),
-    "joint2_upper": ("2-joint: upper", dict(color="C4", ls="-", marker="^", ms=3)),
-    "joint2_lower": ("2-joint: lower", dict(color="C4", ls="--", lw=1.0)),
-    "joint4_upper": ("4-joint: upper", dict(color="C5", ls="-", marker="v", ms=3)),
-    "joint4_lower": ("4-joint: lower", dict(color="C5", ls="--", lw=1.0)),
+    "clone": ("standard clone (Theorem 3, §3.1)", dict(color="C1", ls="-", marker="s", ms=3)),
+    "hoeffding": ("blanket + Hoeffding (Balle et al.)", dict(color="C2", ls=":", lw=1.8)),
+    "bennett": ("blanket + Bennett (Balle et al.)", dict(color="C3", ls="-.", lw=1.5)),
+    "joint2_upper": ("2-joint: upper (§6)", dict(color="C4", ls="-", marker="^", ms=3)),
+    "joint2_lower": ("2-joint: lower (§6)", dict(color="C4", ls="--", lw=1.0)),
+    "joint4_upper": ("4-joint: upper (§6)", dict(color="C5", ls="-", marker="v", ms=3)),
+    "joint4_lower": ("4-joint: lower (§6)", dict(color="C5", ls="--", lw=1.0)),
 }
 
 _JOINT_KEY = re.compile(r"joint(\d+)_(upper|lower)")

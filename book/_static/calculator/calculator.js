@@ -101,6 +101,14 @@
   }
 
   var CHORD_MARGIN = 1e-9;
+  /* the promise stated on the page: within 10% of amp's answer at your exact inputs, when
+   * your row's answer and the next row's are within 7.5% and neither is a chord from eps = 0
+   * (PROMISE_NEIGHBOURS = REFINE_RATIO in scripts/build_calculator_table.py) */
+  var PROMISE_NEIGHBOURS = 1.075;
+
+  /* a chord from (0, delta(0)): your delta lies between delta(0) and the row's first stored
+   * pair, where the table holds nothing; the chord can lie far above the exact bound */
+  function fromZero(a) { return a.kind === "chord" && a.prevEps === 0; }
 
   /* The row's answer at delta (row_answer in the Python mirror). The row's points are (0,
    * delta_0) and (eps_i, delta_i); with i the first point whose delta_i <= delta: 0 if that is
@@ -221,17 +229,26 @@
     var i2 = -1;
     if (n === ns[last]) { i2 = last; }
     for (var p = last + 1; p < ns.length && i2 < 0; p++) { if (rows[p] !== null) { i2 = p; } }
+    out.fromZero = fromZero(a);
+    out.promise = false;
     if (i2 >= 0 && !out.aboveTable) {
       var low = rowLowerEstimate(T, rows[i2], delta, eps0, ns[i2]);
       out.nextN = ns[i2]; out.lowEps = low;
       out.cost = low > 0 ? Math.max(a.eps / low - 1, 0) : (a.eps > 0 ? Infinity : 0);
+      /* the 10% promise (answer_cost in the Python mirror): your row's answer and the next
+       * row's within PROMISE_NEIGHBOURS, neither a chord from eps = 0 */
+      var b = rowAnswer(T, rows[i2], eps0, delta);
+      out.nextEps = b.eps; out.nextFromZero = fromZero(b);
+      out.promise = a.eps === 0 || (!fromZero(a) && !fromZero(b) && b.eps > 0 &&
+                                    a.eps <= PROMISE_NEIGHBOURS * b.eps);
     }
     return out;
   }
 
   function render(T, a, box) {
     box.setAttribute("data-status", a.status);
-    ["data-eps", "data-grid-n", "data-pair-eps", "data-pair-delta", "data-cost"].forEach(
+    ["data-eps", "data-grid-n", "data-pair-eps", "data-pair-delta", "data-cost",
+     "data-promise"].forEach(
       function (k) { box.removeAttribute(k); });
     box.textContent = "";
     function p(text, cls) {
@@ -250,6 +267,7 @@
     box.setAttribute("data-pair-eps", String(a.kind === "chord" ? a.pairEps : a.eps));
     box.setAttribute("data-pair-delta", String(a.pairDelta));
     if (a.cost !== undefined) { box.setAttribute("data-cost", String(a.cost)); }
+    box.setAttribute("data-promise", a.promise ? "1" : "0");
     var main = p("", "amp-calc-answer");
     var strong = document.createElement("strong");
     strong.textContent = "\u03b5 \u2264 " + fmt(a.eps, 4);
@@ -275,10 +293,30 @@
       p("Answered by \u03b5\u2080 itself (always valid): " + row + " holds no pair with a smaller " +
         "\u03b5 and \u03b4 \u2264 yours.");
     }
+    if (a.promise) {
+      p("Within the page's promise: this answer is at most 10% above amp's at your exact " +
+        "inputs (your row's answer and the next row's agree within 7.5%).", "amp-calc-promise");
+    } else if (a.fromZero) {
+      p("Outside the page's 10% promise: your \u03b4 lies between \u03b4(0) = " +
+        fmtUp(a.prevDelta) + " of this row and its smallest stored pair (\u03b5 = " +
+        fmt(a.pairEps, 4) + "), where the table holds nothing; the answer is the chord from " +
+        "\u03b5 = 0, valid but possibly far above amp's (47% in one case). Use the CLI line " +
+        "below for a tight value.", "amp-calc-outside");
+    } else if (!a.aboveTable) {
+      p("Outside the page's 10% promise: near \u03b5 = 0 (large n, \u03b4 close to \u03b4(0)) " +
+        "the exact \u03b5 changes too fast with n for the table's rows to bound what rounding n " +
+        "costs: the row n = " + a.gridN + " answers " + fmt(a.eps, 4) + ", the next row n = " +
+        a.nextN + " answers " + fmt(a.nextEps, 4) +
+        (a.nextFromZero ? " (a chord from \u03b5 = 0)" : "") + ". The answer is valid; use " +
+        "the CLI line below for a tight value.", "amp-calc-outside");
+    }
     if (a.aboveTable) {
-      p("n is above the table's largest n = " + fmt(a.lastN, 3) + " for this choice: its row " +
-        "answers (valid, since the bound never increases with n), but the exact value at your " +
-        "n can be much smaller.");
+      p("Outside the page's 10% promise: n is above the table's largest n = " + fmt(a.lastN, 3) +
+        " for this choice. Its row answers (valid, since the bound never increases with n), " +
+        "but the exact value at your n can be much smaller.", "amp-calc-outside");
+    } else if (a.promise || a.fromZero) {
+      /* inside the promise the cruder estimate from stored points alone is not shown; a chord
+       * from eps = 0 is explained above */
     } else if (a.cost === Infinity) {
       p("No estimate of the rounding cost here: at n = " + a.nextN + " no stored point bounds " +
         "the exact \u03b5 from below at your \u03b4 (near \u03b5 = 0, or at the top of that row's " +
@@ -294,9 +332,25 @@
     cli.appendChild(code);
   }
 
+  /* the table's provenance, on any page with #amp-calc-provenance (the engine-room page) */
+  function provenance(T) {
+    var prov = $("amp-calc-provenance");
+    if (!prov) { return; }
+    var m = T.meta;
+    prov.textContent = "Table: " + m.pairs + " certified (\u03b5, \u03b4) pairs in " + m.rows +
+      " rows, n from " + T.n[0] + " to " + fmt(T.n[T.n.length - 1], 2) + " (" + T.n.length +
+      " grid values), \u03b4 from " + fmt(T.delta_range[0], 2) + " to " +
+      fmt(T.delta_range[1], 2) + ", \u03b5\u2080 in {" + T.eps0.join(", ") + "}; computed by " +
+      "amp " + m.amp_version + " (commit " + m.git_commits.map(function (c) {
+        return String(c).slice(0, 10); }).join(", ") + ") on " + m.date_utc + " in " +
+      m.cpu_seconds + " CPU seconds: " + String(m.command).replace(/\.$/, "") + ".";
+  }
+
   function setup(T) {
     inflate(T);
+    provenance(T);
     var root = $(ROOT_ID);
+    if (!root) { return; }
     var mech = $("amp-calc-mech"), eps0 = $("amp-calc-eps0");
     var n = $("amp-calc-n"), delta = $("amp-calc-delta"), out = $("amp-calc-out");
     T.mechanisms.forEach(function (m) {
@@ -317,29 +371,19 @@
     }
     root.querySelector("form").addEventListener("submit", run);
     [mech, eps0].forEach(function (el) { el.addEventListener("change", run); });
-    var prov = $("amp-calc-provenance");
-    if (prov) {
-      var m = T.meta;
-      prov.textContent = "Table: " + m.pairs + " certified (\u03b5, \u03b4) pairs in " + m.rows +
-        " rows, n from " + T.n[0] + " to " + fmt(T.n[T.n.length - 1], 2) + " (" + T.n.length +
-        " grid values), \u03b4 from " + fmt(T.delta_range[0], 2) + " to " +
-        fmt(T.delta_range[1], 2) + ", \u03b5\u2080 in {" + T.eps0.join(", ") + "}; computed by " +
-        "amp " + m.amp_version + " (commit " + m.git_commits.map(function (c) {
-          return String(c).slice(0, 10); }).join(", ") + ") on " + m.date_utc + " in " +
-        m.cpu_seconds + " CPU seconds: " + String(m.command).replace(/\.$/, "") + ".";
-    }
     root.setAttribute("data-ready", "1");
     run();
   }
 
   function start() {
-    if (!$(ROOT_ID)) { return; }
+    if (!$(ROOT_ID) && !$("amp-calc-provenance")) { return; }
     if (window.AMP_CALC_TABLE) { setup(window.AMP_CALC_TABLE); return; }
     var s = document.createElement("script");
     s.src = here.replace(/calculator\.js(\?.*)?$/, "table.js");
     s.onload = function () { setup(window.AMP_CALC_TABLE); };
     s.onerror = function () {
-      $("amp-calc-out").textContent = "The table of certified values could not be loaded.";
+      var box = $("amp-calc-out") || $("amp-calc-provenance");
+      box.textContent = "The table of certified values could not be loaded.";
     };
     document.head.appendChild(s);
   }
