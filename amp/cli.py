@@ -13,6 +13,7 @@ Contract (other tools rely on it)::
         a grid of questions (amp.sweep): one row per point, the same output whatever W;
         --scheduler ADDRESS: a Dask scheduler ("local": a LocalCluster of W workers)
     M: krr (--k K) | rappor | oue | blh | olh (--g G) | hadamard  [--eps0 X] [--d D]
+       duchi | squarewave [--b B] | piecewise  (numeric inputs; worst pair proven)
        matrix (--matrix FILE: .csv, .npy or .json; eps0 comes from the matrix)
     --joint J: J identical components of the chosen mechanism, each with eps0/J
 
@@ -129,6 +130,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="|".join(MECHANISMS))
         s.add_argument("--k", type=_positive_int("k"), help="k-RR domain size")
         s.add_argument("--g", type=_positive_int("g"), help="OLH number of buckets")
+        s.add_argument("--b", type=_real("b"), help="square wave half-width (default: Li et "
+                       "al.'s)")
         s.add_argument("--d", type=_positive_int("d"),
                        help="domain size: exact finite mechanism instead of the Table 1 row")
         s.add_argument("--matrix", metavar="FILE", help="randomizer matrix (.csv/.npy/.json)")
@@ -173,6 +176,7 @@ def _add_sweep_parser(sub) -> None:
     s.add_argument("--k", type=_positive_int("k"), help="k-RR domain size")
     s.add_argument("--g", type=_positive_int("g"), help="OLH number of buckets")
     s.add_argument("--d", type=_positive_int("d"), help="domain size: exact finite mechanism")
+    s.add_argument("--b", type=_real("b"), help="square wave half-width (default: Li et al.'s)")
     s.add_argument("--n", type=_positive_int("n"), nargs="+", required=True,
                    help="numbers of users")
     s.add_argument("--eps0", type=_real("eps0"), nargs="+", required=True,
@@ -223,8 +227,8 @@ def mechanism_factory(args: argparse.Namespace) -> Callable[[float], Mechanism]:
     if m not in MECHANISMS:
         raise ParameterError(f"mechanism must be one of {', '.join(MECHANISMS)}, got {show(m)}")
     if m == "matrix":
-        for opt in ("k", "g", "d"):
-            if getattr(args, opt) is not None:
+        for opt in ("k", "g", "d", "b"):
+            if getattr(args, opt, None) is not None:
                 raise ParameterError(f"--{opt} does not apply to mechanism 'matrix'")
         if args.matrix is None:
             raise ParameterError("matrix is required for mechanism matrix (--matrix FILE)")
@@ -233,10 +237,10 @@ def mechanism_factory(args: argparse.Namespace) -> Callable[[float], Mechanism]:
     if args.matrix is not None:
         raise ParameterError(f"--matrix does not apply to mechanism {m!r}")
     try:
-        base = registry.factory(m, k=args.k, g=args.g, d=args.d)
+        base = registry.factory(m, k=args.k, g=args.g, d=args.d, b=getattr(args, "b", None))
     except ParameterError as exc:      # name the option as the user typed it
         msg = str(exc)
-        for opt in ("k", "g", "d"):
+        for opt in ("k", "g", "d", "b"):
             msg = msg.replace(f"{opt} does not apply", f"--{opt} does not apply")
             msg = msg.replace(f"{opt} is required for {m}", f"{opt} is required for {m} "
                               f"(--{opt} {opt.upper()})")
@@ -360,7 +364,7 @@ def run_sweep(args: argparse.Namespace) -> SweepTable:
     >>> [round(r["value"], 4) for r in t]
     [1.5274, 0.3805]
     """
-    domain = {o: getattr(args, o) for o in ("k", "g", "d") if getattr(args, o) is not None}
+    domain = {o: getattr(args, o) for o in ("k", "g", "d", "b") if getattr(args, o) is not None}
     kw = dict(n=args.n, eps0=args.eps0, delta=args.delta, eps=args.eps, bound=args.bound,
               rel_tol=args.rel_tol, method=args.method, progress=_progress_printer(args),
               **domain)
