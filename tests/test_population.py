@@ -18,6 +18,7 @@ from amp.mechanisms.mixture import Mixture, Population, Void
 from amp.mechanisms.numeric import Duchi, PiecewiseMechanism, SquareWave
 from amp.mechanisms.subsampled import Subsampled
 from amp.oracles.ground_truth import shuffled_divergence
+from amp.backends.poisson_binomial import pb_window, population_delta, population_epsilon
 from helpers import assert_upper
 
 
@@ -158,15 +159,18 @@ POPS = {
 
 
 @pytest.mark.parametrize("name", POPS)
-def test_population_baseline_above_brute_force(name):
+def test_population_bounds_above_brute_force(name):
     """Every victim (each group), every pair of inputs, every multiset of the others' inputs
-    per group: the exact shuffled divergence is at most amp's baseline bound."""
+    per group: the exact shuffled divergence is at most the Poisson-binomial bound, which is
+    at most amp's common-blanket baseline."""
     spec = POPS[name]
     k = 3
     pop = Population([(n, amp.KRR(e, k=k)) for n, e in spec])
     S = np.vstack([krr_matrix(e, k) for _, e in spec])
     for e in (0.0, 0.15, 0.5):
         up = amp.delta(pop, pop.n, e).value
+        pb = population_delta(pop, e)
+        assert pb.lower <= pb.upper <= up * (1 + 1e-9)
         best = 0.0
         for v, (nv, _) in enumerate(spec):
             sizes = [n - (g == v) for g, (n, _) in enumerate(spec)]
@@ -177,6 +181,7 @@ def test_population_baseline_above_brute_force(name):
                     others = [g * k + x for g, xs in enumerate(combo) for x in xs]
                     best = max(best, shuffled_divergence(S, v * k + x0, v * k + x1, others, e))
         assert_upper(up, best, atol=1e-13)
+        assert_upper(pb.upper, best, atol=1e-13)
 
 
 def test_population_of_one_group_is_theorem_4():
@@ -196,3 +201,24 @@ def test_population_baseline_is_everyone_at_the_smallest_blanket():
             * (1 - 1e-9)
     sampled = amp.epsilon(pop, pop.n, 1e-6, sampling=0.5)
     assert sampled.value <= amp.epsilon(pop, pop.n, 1e-6).value
+
+
+def test_pb_window_against_direct_convolution():
+    from scipy.stats import binom
+    groups = [(7, 0.3), (5, 0.8), (11, 0.05)]
+    full = np.ones(1)
+    for n, p in groups:
+        full = np.convolve(full, binom.pmf(np.arange(n + 1), n, p))
+    off, pmf, out = pb_window(groups)
+    np.testing.assert_allclose(pmf, full[off:off + pmf.size], rtol=1e-10, atol=0)
+    assert full[:off].sum() + full[off + pmf.size:].sum() <= out
+    off, pmf, out = pb_window([(200_000, 0.4), (50_000, 0.9)])
+    assert abs(pmf.sum() - 1) <= 1e-9 and out <= 1e-28
+
+
+def test_population_epsilon_between_mixture_like_and_baseline():
+    pop = Population([(900, amp.KRR(1.0, k=10)), (100, amp.KRR(4.0, k=10))])
+    r = population_epsilon(pop, 1e-3, rel_tol=1e-2)
+    base = amp.epsilon(pop, pop.n, 1e-3)
+    assert r.lower <= r.upper <= base.value
+    assert population_delta(pop, r.upper).upper <= 1e-3
