@@ -33,6 +33,7 @@ from amp.mechanisms import (BLH, GPARV, KRR, OLH, OUE, RAPPOR, HadamardResponse,
 from amp.mechanisms.joint import JointMechanism
 from amp.mechanisms.numeric import Duchi, PiecewiseMechanism, SquareWave
 from amp.mechanisms.mixture import Mixture, Population, Void
+from amp.backends.poisson_binomial import population_delta, population_epsilon
 from amp.profile import PrivacyProfile
 from amp.sweep import SweepTable, sweep
 
@@ -45,6 +46,6 @@ __all__ = [
     "AmpError", "NumericalError", "ParameterError",
     "Mechanism", "KRR", "RAPPOR", "OUE", "OLH", "BLH", "HadamardResponse", "MatrixMechanism",
     "JointMechanism", "GPARV", "Duchi", "SquareWave", "PiecewiseMechanism",
-    "Mixture", "Population", "Void",
+    "Mixture", "Population", "Void", "population_delta", "population_epsilon",
     "__version__",
 ]

@@ -122,9 +122,37 @@ def _shared_blanket(pop: Population) -> tuple[np.ndarray, list[float]]:
 
 def population_delta(pop: Population, eps: float, *, bins: int = 24,
                      tail: float = TAIL) -> Bound:
-    """Certified Poisson-binomial blanket bound on ``delta(eps)`` of a fixed population
-    (module docstring), maximised over the victim's group and pair of inputs; ``bins``
-    quantile bins of ``T`` set the bracket's width."""
+    """Certified Poisson-binomial blanket bound on ``delta(eps)`` of a fixed population.
+
+    Theorem 4's reduction (Section 5.1) with one blanket shared by all users and each group at
+    its own blanket mass (module docstring), maximised over the victim's group and pair of
+    inputs. At most the common-blanket baseline ``amp.delta(pop, pop.n, eps)``.
+
+    Parameters
+    ----------
+    pop : Population
+        The fixed groups (finite mechanisms with the same inputs and outputs).
+    eps : float
+        Central ``eps >= 0``.
+    bins : int, default 24
+        Quantile bins of the blanket count (more: a narrower bracket, more evaluations).
+    tail : float, default 1e-30
+        Bernstein tail mass cut from each binomial window (added to the upper end).
+
+    Returns
+    -------
+    Bound
+        ``delta``: the exact value of the Poisson-binomial bound lies in ``bracket``;
+        ``value`` (the upper end) is a valid delta of the shuffled population.
+
+    Examples
+    --------
+    >>> pop = amp.Population([(900, amp.KRR(1.0, k=10)),
+    ...                       (100, amp.KRR(4.0, k=10))])
+    >>> pb = amp.population_delta(pop, 0.5)
+    >>> pb.value <= amp.delta(pop, pop.n, 0.5).value
+    True
+    """
     if not isinstance(pop, Population):
         raise ParameterError(f"pop must be an amp Population, got {type(pop).__name__}")
     omega, gam = _shared_blanket(pop)
@@ -170,9 +198,36 @@ def population_delta(pop: Population, eps: float, *, bins: int = 24,
 
 def population_epsilon(pop: Population, delta: float, *, rel_tol: float = 1e-3,
                        bins: int = 24) -> Bound:
-    """Certified ``eps(delta)`` of :func:`population_delta` by bisection: ``upper`` is an eps
-    whose certified upper ``delta`` is ``<= delta``; ``lower`` one whose certified lower end
-    is ``> delta`` (or 0), so the exact eps of the Poisson-binomial bound lies in between."""
+    """Certified ``eps(delta)`` of :func:`population_delta` (Theorem 4's reduction with each
+    group at its own blanket mass) by bisection.
+
+    Parameters
+    ----------
+    pop : Population
+        The fixed groups.
+    delta : float
+        Target ``delta`` in ``(0, 1)``.
+    rel_tol : float, default 1e-3
+        Relative width at which the bisection stops (it also stops when the delta bracket
+        straddles the target).
+    bins : int, default 24
+        Passed to :func:`population_delta`.
+
+    Returns
+    -------
+    Bound
+        ``eps``: ``upper`` is an eps whose certified upper delta is ``<= delta`` (a valid eps
+        of the shuffled population); ``lower`` one whose certified lower end is ``> delta``
+        (or 0), so the exact eps of the Poisson-binomial bound lies in ``bracket``.
+
+    Examples
+    --------
+    >>> pop = amp.Population([(90, amp.KRR(1.0, k=10)),
+    ...                       (10, amp.KRR(4.0, k=10))])
+    >>> r = amp.population_epsilon(pop, 1e-3, rel_tol=1e-2)
+    >>> r.value <= amp.epsilon(pop, pop.n, 1e-3).value
+    True
+    """
     if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 < delta < 1:
         raise ParameterError(f"delta must be in (0, 1), got {delta!r}")
     lo, hi = 0.0, float(pop.eps0)

@@ -269,7 +269,8 @@ class Population(Mechanism):
     baseline bound (module docstring): Theorem 4 (Section 5.1) with the common blanket
     ``c(y) = min_g min_x R_g(x)(y)`` and the victim's ratios, maximised over the victim's group
     and pair of inputs. Use it with its own number of users: ``amp.epsilon(pop, pop.n, delta)``
-    (another ``n`` is refused).
+    (another ``n`` is refused). The sharper bound with each group at its own blanket mass:
+    :func:`amp.population_delta`, :func:`amp.population_epsilon`.
 
     Examples
     --------
