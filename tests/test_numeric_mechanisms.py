@@ -195,3 +195,29 @@ def test_piecewise_blanket_mass():
 def test_bad_input(bad):
     with pytest.raises(ParameterError):
         bad()
+
+
+# ------------------------------------------------------------------ registry and CLI
+@pytest.mark.parametrize("argv,cls", [
+    (["-m", "duchi"], Duchi), (["-m", "piecewise"], PiecewiseMechanism),
+    (["-m", "squarewave"], SquareWave), (["-m", "squarewave", "--b", "0.7"], SquareWave)])
+def test_cli_and_registry(argv, cls, capsys):
+    import json
+    from amp.cli import main
+    from amp.mechanisms import registry
+    name = argv[1]
+    b = float(argv[3]) if len(argv) > 2 else None
+    mech = registry.make(name, 2.0, b=b)
+    assert isinstance(mech, cls)
+    code = main(["epsilon", *argv, "--eps0", "2", "--n", "10000", "--delta", "1e-6", "--json"])
+    assert code in (0, None)
+    ans = json.loads(capsys.readouterr().out)
+    assert math.isclose(ans["value"], amp.epsilon(mech, 10_000, 1e-6).value, rel_tol=1e-9)
+
+
+def test_cli_refuses_b_for_other_mechanisms(capsys):
+    from amp.cli import main
+    code = main(["epsilon", "-m", "duchi", "--b", "0.3", "--eps0", "2", "--n", "100",
+                 "--delta", "1e-6"])
+    assert code == 2
+    assert "--b does not apply" in capsys.readouterr().err
