@@ -222,3 +222,35 @@ def test_population_epsilon_between_mixture_like_and_baseline():
     base = amp.epsilon(pop, pop.n, 1e-3)
     assert r.lower <= r.upper <= base.value
     assert population_delta(pop, r.upper).upper <= 1e-3
+
+
+# ------------------------------------------------------------------ CLI population files
+def test_cli_population_file(tmp_path, capsys):
+    import json
+    from amp.cli import main
+    rows = [{"users": 90, "mechanism": "krr", "eps0": 1, "k": 10},
+            {"users": 10, "mechanism": "krr", "eps0": 4, "k": 10}]
+    (tmp_path / "p.json").write_text(json.dumps(rows))
+    (tmp_path / "p.csv").write_text("users,mechanism,eps0,k\n90,krr,1,10\n10,krr,4,10\n")
+    pop = Population([(90, amp.KRR(1.0, k=10)), (10, amp.KRR(4.0, k=10))])
+    want = amp.epsilon(pop, 100, 1e-3).value
+    for name in ("p.json", "p.csv"):
+        code = main(["epsilon", "-m", "population", "--population", str(tmp_path / name),
+                     "--n", "100", "--delta", "1e-3", "--json"])
+        assert code in (0, None)
+        assert math.isclose(json.loads(capsys.readouterr().out)["value"], want, rel_tol=1e-9)
+
+
+@pytest.mark.parametrize("text,msg", [
+    ("users,mechanism,eps0,k\n90,krr,1,10\n-3,krr,4,10\n", "row 2"),
+    ("users,mechanism,eps0,k\n90,krr,1,10\n10,nope,4,10\n", "row 2"),
+    ("users,mechanism,k\n90,krr,10\n", "row 1: missing eps0"),
+    ("users,mechanism,eps0,k\n90,krr,1,10\n10,krr,4,5\n", "population"),
+])
+def test_cli_population_bad_rows(tmp_path, capsys, text, msg):
+    from amp.cli import main
+    (tmp_path / "bad.csv").write_text(text)
+    code = main(["epsilon", "-m", "population", "--population", str(tmp_path / "bad.csv"),
+                 "--n", "100", "--delta", "1e-3"])
+    err = capsys.readouterr().err
+    assert code == 2 and msg in err and len(err.strip().splitlines()) == 1

@@ -230,9 +230,7 @@ def population_epsilon(pop: Population, delta: float, *, rel_tol: float = 1e-3,
     """
     if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 < delta < 1:
         raise ParameterError(f"delta must be in (0, 1), got {delta!r}")
-    lo, hi = 0.0, float(pop.eps0)
-    if population_delta(pop, 0.0, bins=bins).lower <= delta:
-        lo = 0.0
+    lo, hi = 0.0, float(pop.eps0)       # delta(eps0) = 0: every victim ratio is <= e^eps0
     while hi - lo > rel_tol * hi:
         mid = (lo + hi) / 2
         b = population_delta(pop, mid, bins=bins)
