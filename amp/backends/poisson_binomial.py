@@ -121,7 +121,7 @@ def _shared_blanket(pop: Population) -> tuple[np.ndarray, list[float]]:
 
 
 def population_delta(pop: Population, eps: float, *, bins: int = 24,
-                     tail: float = TAIL) -> Bound:
+                     tail: float = TAIL, reuse: dict | None = None) -> Bound:
     """Certified Poisson-binomial blanket bound on ``delta(eps)`` of a fixed population.
 
     Theorem 4's reduction (Section 5.1) with one blanket shared by all users and each group at
@@ -138,6 +138,9 @@ def population_delta(pop: Population, eps: float, *, bins: int = 24,
         Quantile bins of the blanket count (more: a narrower bracket, more evaluations).
     tail : float, default 1e-30
         Bernstein tail mass cut from each binomial window (added to the upper end).
+    reuse : dict, optional
+        Keeps the per-count :class:`~amp.backends.dispatch.LawDelta` objects (their eps-free
+        tables) between calls on the same population (:func:`population_epsilon` passes one).
 
     Returns
     -------
@@ -182,8 +185,13 @@ def population_delta(pop: Population, eps: float, *, bins: int = 24,
                                 f"victim group {v}, pair ({i}, {j})")
                     laws.setdefault(law._key, law)
         for law in laws.values():
-            cache = {int(t): LawDelta(law, int(t)).delta(eps)
-                     for t in np.unique(np.concatenate([first, last]))}
+            store = {} if reuse is None else reuse
+            cache = {}
+            for t in np.unique(np.concatenate([first, last])):
+                key = (law._key, int(t))
+                if key not in store:
+                    store[key] = LawDelta(law, int(t))
+                cache[int(t)] = store[key].delta(eps)
             f_hi = np.array([cache[int(t)].upper for t in first])    # f non-increasing
             f_lo = np.array([cache[int(t)].lower for t in last])
             up = float(np.sum(mass * f_hi)) * (1 + rel) + out
@@ -231,9 +239,10 @@ def population_epsilon(pop: Population, delta: float, *, rel_tol: float = 1e-3,
     if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 < delta < 1:
         raise ParameterError(f"delta must be in (0, 1), got {delta!r}")
     lo, hi = 0.0, float(pop.eps0)       # delta(eps0) = 0: every victim ratio is <= e^eps0
+    reuse: dict = {}
     while hi - lo > rel_tol * hi:
         mid = (lo + hi) / 2
-        b = population_delta(pop, mid, bins=bins)
+        b = population_delta(pop, mid, bins=bins, reuse=reuse)
         if b.upper <= delta:
             hi = mid
         elif b.lower > delta:
