@@ -15,6 +15,9 @@ The front door::
     amp.epsilon_for(prof, 1e-8); prof.delta([0.2, 0.4])
     amp.calibrate_eps0(lambda e0: amp.KRR(e0, k=10), 10_000, 0.5, 1e-6)
     amp.sweep("krr", n=[1e4, 1e6], eps0=[1, 4], delta=1e-6, k=10)   # a table, in parallel
+    amp.epsilon(amp.SquareWave(2.0), 10_000, 1e-6)                    # numeric inputs
+    pop = amp.Population([(9_000, amp.KRR(1.0, k=10)), (1_000, amp.KRR(4.0, k=10))])
+    amp.epsilon(pop, pop.n, 1e-6)                # fixed groups (common-blanket baseline)
 
 Each answer is a :class:`Bound`: ``value`` is the number to use, ``bracket`` encloses the exact
 value of the selected bound (``bound="upper"``: Theorem 4; ``bound="lower"``: Theorem 5).
@@ -28,6 +31,9 @@ from amp.core.result import NEIGHBOURING, Bound
 from amp.mechanisms import (BLH, GPARV, KRR, OLH, OUE, RAPPOR, HadamardResponse,
                             MatrixMechanism, Mechanism)
 from amp.mechanisms.joint import JointMechanism
+from amp.mechanisms.numeric import Duchi, PiecewiseMechanism, SquareWave
+from amp.mechanisms.mixture import Mixture, Population, Void
+from amp.backends.poisson_binomial import population_delta, population_epsilon
 from amp.profile import PrivacyProfile
 from amp.sweep import SweepTable, sweep
 
@@ -39,6 +45,7 @@ __all__ = [
     "Bound", "PrivacyProfile", "NEIGHBOURING",
     "AmpError", "NumericalError", "ParameterError",
     "Mechanism", "KRR", "RAPPOR", "OUE", "OLH", "BLH", "HadamardResponse", "MatrixMechanism",
-    "JointMechanism", "GPARV",
+    "JointMechanism", "GPARV", "Duchi", "SquareWave", "PiecewiseMechanism",
+    "Mixture", "Population", "Void", "population_delta", "population_epsilon",
     "__version__",
 ]

@@ -13,7 +13,10 @@ Contract (other tools rely on it)::
         a grid of questions (amp.sweep): one row per point, the same output whatever W;
         --scheduler ADDRESS: a Dask scheduler ("local": a LocalCluster of W workers)
     M: krr (--k K) | rappor | oue | blh | olh (--g G) | hadamard  [--eps0 X] [--d D]
+       duchi | squarewave [--b B] | piecewise  (numeric inputs; worst pair proven)
        matrix (--matrix FILE: .csv, .npy or .json; eps0 comes from the matrix)
+       population (--population FILE: .json or .csv rows users,mechanism,eps0[,k,g,d,b];
+       fixed groups, common-blanket baseline; --n must be the total number of users)
     --joint J: J identical components of the chosen mechanism, each with eps0/J
 
 Without ``--json`` a readable answer is printed; with it, one JSON object with the inputs,
@@ -48,9 +51,11 @@ from amp.backends.dispatch import METHODS
 from amp.mechanisms import registry
 from amp.mechanisms.joint import JointMechanism
 from amp.mechanisms.base import MatrixMechanism, Mechanism
+from amp.mechanisms.mixture import Population
 from amp.sweep import SweepTable, dask_executor, sweep
 
-MECHANISMS = (*registry.MECHANISMS, "matrix")
+MECHANISMS = (*registry.MECHANISMS, "matrix", "population")
+FILE_MECHANISMS = ("matrix", "population")
 CORE_BOUNDS = ("upper", "lower")
 BASELINE_BOUNDS = ("clone", "clone-closed", "hoeffding", "bennett", "stronger-clone")
 PROGRESS_AFTER = 2.0   # seconds before progress lines appear on stderr
@@ -129,9 +134,14 @@ def build_parser() -> argparse.ArgumentParser:
                        help="|".join(MECHANISMS))
         s.add_argument("--k", type=_positive_int("k"), help="k-RR domain size")
         s.add_argument("--g", type=_positive_int("g"), help="OLH number of buckets")
+        s.add_argument("--b", type=_real("b"), help="square wave half-width (default: Li et "
+                       "al.'s)")
         s.add_argument("--d", type=_positive_int("d"),
                        help="domain size: exact finite mechanism instead of the Table 1 row")
         s.add_argument("--matrix", metavar="FILE", help="randomizer matrix (.csv/.npy/.json)")
+        s.add_argument("--population", metavar="FILE",
+                       help="fixed groups (.json list or .csv with a header): users, "
+                            "mechanism, eps0 and its keywords per row")
         s.add_argument("--joint", type=_positive_int("joint"), default=None,
                        help="J identical components, each with eps0/J (Section 6)")
         s.add_argument("--n", type=_positive_int("n"), required=True, help="number of users")
@@ -173,6 +183,7 @@ def _add_sweep_parser(sub) -> None:
     s.add_argument("--k", type=_positive_int("k"), help="k-RR domain size")
     s.add_argument("--g", type=_positive_int("g"), help="OLH number of buckets")
     s.add_argument("--d", type=_positive_int("d"), help="domain size: exact finite mechanism")
+    s.add_argument("--b", type=_real("b"), help="square wave half-width (default: Li et al.'s)")
     s.add_argument("--n", type=_positive_int("n"), nargs="+", required=True,
                    help="numbers of users")
     s.add_argument("--eps0", type=_real("eps0"), nargs="+", required=True,
@@ -217,15 +228,71 @@ def load_matrix(path: str) -> np.ndarray:
     raise ParameterError(f"matrix: unsupported file type {show(f.suffix)} (use .csv, .npy, .json)")
 
 
+def load_population(path: str) -> Population:
+    """Read fixed groups from ``.json`` (a list of objects) or ``.csv`` (a header row): each
+    row has ``users``, ``mechanism`` (a registry name), ``eps0`` and that mechanism's
+    keywords (``k``, ``g``, ``d``, ``b``). A bad row is refused in one line naming it."""
+    f = Path(path)
+    if not f.is_file():
+        raise ParameterError(f"population: cannot read file {show(path)}")
+    try:
+        if f.suffix == ".json":
+            rows = json.loads(f.read_text())
+        elif f.suffix in (".csv", ".txt"):
+            import csv
+            with f.open(newline="") as fh:
+                rows = [{k.strip(): v.strip() for k, v in r.items() if k and v and v.strip()}
+                        for r in csv.DictReader(fh)]
+        else:
+            raise ParameterError(f"population: unsupported file type {show(f.suffix)} "
+                                 "(use .json or .csv)")
+    except (ValueError, OSError) as exc:
+        raise ParameterError(f"population: cannot parse {show(path)}: {exc}") from None
+    if not isinstance(rows, list) or not rows:
+        raise ParameterError("population: the file must hold a non-empty list of rows")
+    groups = []
+    for i, row in enumerate(rows, start=1):
+        try:
+            if not isinstance(row, dict):
+                raise ParameterError("a row must be an object with users, mechanism, eps0")
+            row = dict(row)
+            missing = [k for k in ("users", "mechanism", "eps0") if k not in row]
+            if missing:
+                raise ParameterError(f"missing {', '.join(missing)}")
+            users = float(row.pop("users"))
+            if not users.is_integer() or users < 1:
+                raise ParameterError(f"users must be an integer >= 1, got {users:g}")
+            name, eps0 = str(row.pop("mechanism")), float(row.pop("eps0"))
+            kw = {k: (float(v) if k == "b" else int(float(v))) for k, v in row.items()}
+            groups.append((int(users), registry.make(name, eps0, **kw)))
+        except (ParameterError, ValueError, TypeError) as exc:
+            raise ParameterError(f"population: row {i}: {exc}") from None
+    try:
+        return Population(groups)
+    except ParameterError as exc:
+        raise ParameterError(f"population: {exc}") from None
+
+
 def mechanism_factory(args: argparse.Namespace) -> Callable[[float], Mechanism]:
     """``eps0 -> Mechanism`` for the parsed options (matrix: eps0 is ignored)."""
     m = args.mechanism.lower()
     if m not in MECHANISMS:
         raise ParameterError(f"mechanism must be one of {', '.join(MECHANISMS)}, got {show(m)}")
+    if m in FILE_MECHANISMS:
+        for opt in ("k", "g", "d", "b"):
+            if getattr(args, opt, None) is not None:
+                raise ParameterError(f"--{opt} does not apply to mechanism {m!r}")
+    if getattr(args, "population", None) is not None and m != "population":
+        raise ParameterError(f"--population does not apply to mechanism {m!r}")
+    if m == "population":
+        if args.matrix is not None:
+            raise ParameterError("--matrix does not apply to mechanism 'population'")
+        if args.population is None:
+            raise ParameterError("population is required for mechanism population "
+                                 "(--population FILE)")
+        pop = load_population(args.population)
+        return lambda _eps0: pop
     if m == "matrix":
-        for opt in ("k", "g", "d"):
-            if getattr(args, opt) is not None:
-                raise ParameterError(f"--{opt} does not apply to mechanism 'matrix'")
         if args.matrix is None:
             raise ParameterError("matrix is required for mechanism matrix (--matrix FILE)")
         mech = MatrixMechanism(load_matrix(args.matrix), name=Path(args.matrix).name)
@@ -233,10 +300,10 @@ def mechanism_factory(args: argparse.Namespace) -> Callable[[float], Mechanism]:
     if args.matrix is not None:
         raise ParameterError(f"--matrix does not apply to mechanism {m!r}")
     try:
-        base = registry.factory(m, k=args.k, g=args.g, d=args.d)
+        base = registry.factory(m, k=args.k, g=args.g, d=args.d, b=getattr(args, "b", None))
     except ParameterError as exc:      # name the option as the user typed it
         msg = str(exc)
-        for opt in ("k", "g", "d"):
+        for opt in ("k", "g", "d", "b"):
             msg = msg.replace(f"{opt} does not apply", f"--{opt} does not apply")
             msg = msg.replace(f"{opt} is required for {m}", f"{opt} is required for {m} "
                               f"(--{opt} {opt.upper()})")
@@ -286,20 +353,21 @@ def run(args: argparse.Namespace) -> dict:
     prog = _progress_printer(args)
     cmd = args.command
     if cmd == "eps0":
-        if args.mechanism.lower() == "matrix":
-            raise ParameterError("eps0 calibration needs a mechanism family; a matrix fixes "
-                                 "eps0")
+        if args.mechanism.lower() in FILE_MECHANISMS:
+            raise ParameterError("eps0 calibration needs a mechanism family; a matrix or a "
+                                 "population fixes eps0")
         kw = {} if args.rel_tol is None else {"rel_tol": args.rel_tol}
         res = B.calibrate_eps0(make, args.n, args.eps, args.delta, progress=prog,
                                method=args.method, **kw)
         return res.as_dict()
-    if args.mechanism.lower() != "matrix":
+    if args.mechanism.lower() not in FILE_MECHANISMS:
         if args.eps0 is None:
             raise ParameterError("eps0 is required (--eps0 X)")
         mech = make(args.eps0)
     else:
         if args.eps0 is not None:
-            raise ParameterError("eps0 comes from the matrix; do not pass --eps0")
+            raise ParameterError(f"eps0 comes from the {args.mechanism.lower()}; do not pass "
+                                 "--eps0")
         mech = make(0.0)
     bound = args.bound
     if bound in CORE_BOUNDS:
@@ -360,7 +428,7 @@ def run_sweep(args: argparse.Namespace) -> SweepTable:
     >>> [round(r["value"], 4) for r in t]
     [1.5274, 0.3805]
     """
-    domain = {o: getattr(args, o) for o in ("k", "g", "d") if getattr(args, o) is not None}
+    domain = {o: getattr(args, o) for o in ("k", "g", "d", "b") if getattr(args, o) is not None}
     kw = dict(n=args.n, eps0=args.eps0, delta=args.delta, eps=args.eps, bound=args.bound,
               rel_tol=args.rel_tol, method=args.method, progress=_progress_printer(args),
               **domain)

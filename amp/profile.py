@@ -208,6 +208,13 @@ class PrivacyProfile:
         self.mechanism = check_mechanism(mechanism)
         self.n = V.int_at_least("n", n, 1)
         self.bound = check_bound(bound)
+        core = self.mechanism
+        while isinstance(core, Subsampled):
+            core = core.inner
+        fixed = getattr(core, "n_users", None)      # a fixed population knows its n
+        if fixed is not None and fixed != self.n:
+            raise ParameterError(f"n must be the population's number of users {fixed}, got "
+                                 f"{self.n}")
         if method not in METHODS:
             raise ParameterError(f"method must be one of {', '.join(METHODS)}, got {show(method)}")
         self.method = method

@@ -270,7 +270,8 @@ def _specs(mechanism: object, domain: dict) -> list[tuple[str, tuple]]:
         else:
             raise ParameterError("mechanism entries must be names or (name, {keyword: value}) "
                                  f"pairs, got {V.show(e)}")
-        params = {k: V.int_at_least(k, v, 1) for k, v in params.items() if v is not None}
+        params = {k: (V.positive_float(k, v) if k == "b" else V.int_at_least(k, v, 1))
+                  for k, v in params.items() if v is not None}
         registry.factory(name, **params)       # unknown name, missing or foreign keyword
         specs.append((name.lower(), tuple(sorted(params.items()))))
     return specs

@@ -1,5 +1,5 @@
 """The one registry of mechanism names (CLI, figures, calculators): name -> class and the
-domain keywords it takes."""
+domain keywords it takes (integers ``k``, ``g``, ``d``; the square wave's real half-width ``b``)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Callable
 from amp.core.errors import ParameterError
 from amp.core.validate import show
 from amp.mechanisms.base import Mechanism
+from amp.mechanisms.numeric import Duchi, PiecewiseMechanism, SquareWave
 from amp.mechanisms.table1 import BLH, KRR, OLH, OUE, RAPPOR, HadamardResponse
 
 __all__ = ["Entry", "MECHANISMS", "make", "factory"]
@@ -32,16 +33,20 @@ MECHANISMS: dict[str, Entry] = {
     "blh": Entry(BLH, ("d",), (), "binary local hashing (Table 1 row; d: finite form)"),
     "olh": Entry(OLH, ("g", "d"), ("g",), "local hashing with g buckets (d: finite form)"),
     "hadamard": Entry(HadamardResponse, ("d",), (), "Hadamard response (Table 1 row)"),
+    "duchi": Entry(Duchi, (), (), "Duchi et al.'s one-bit mechanism, inputs in [-1, 1]"),
+    "squarewave": Entry(SquareWave, ("b",), (), "square wave, inputs in [0, 1] (b: half-width, "
+                        "default Li et al.'s)"),
+    "piecewise": Entry(PiecewiseMechanism, (), (), "piecewise mechanism, inputs in [-1, 1]"),
 }
 
 
-def make(name: str, eps0: float, **domain: int | None) -> Mechanism:
+def make(name: str, eps0: float, **domain: float | None) -> Mechanism:
     """Build the registered mechanism ``name`` with local ``eps0`` and its domain keywords
     (``None`` values are ignored), e.g. ``make("krr", 4.0, k=10)``."""
     return factory(name, **domain)(eps0)
 
 
-def factory(name: str, **domain: int | None) -> Callable[[float], Mechanism]:
+def factory(name: str, **domain: float | None) -> Callable[[float], Mechanism]:
     """``eps0 -> mechanism`` for the registered ``name`` and domain keywords (checked now)."""
     key = str(name).lower()
     if key not in MECHANISMS:

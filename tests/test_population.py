@@ -1,0 +1,256 @@
+"""Mixed populations (amp.mechanisms.mixture): the random mixture against its explicit tagged
+matrix, subsampling as a mixture with the void randomizer, and fixed groups against brute-force
+shuffled output distributions of every pair of neighbouring datasets at tiny n."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+import amp
+from amp.backends.exact import delta_enumerate
+from amp.core.errors import ParameterError
+from amp.mechanisms.base import lower_law_from_matrix, pair_law_from_matrix
+from amp.mechanisms.mixture import Mixture, Population, Void
+from amp.mechanisms.numeric import Duchi, PiecewiseMechanism, SquareWave
+from amp.mechanisms.subsampled import Subsampled
+from amp.oracles.ground_truth import shuffled_divergence
+from amp.backends.poisson_binomial import pb_window, population_delta, population_epsilon
+from helpers import assert_upper
+
+
+def krr_matrix(eps0: float, k: int) -> np.ndarray:
+    E = math.exp(eps0)
+    return (np.full((k, k), 1.0) + (E - 1) * np.eye(k)) / (E + k - 1)
+
+
+def sw_cells(eps0: float, vs) -> np.ndarray:
+    """Square wave (default b) on the cells cut by the windows of the inputs ``vs``."""
+    E = math.exp(eps0)
+    b = (eps0 * E - E + 1) / (2 * E * (E - 1 - eps0))
+    q = 1 / (2 * b * E + 1)
+    pts = sorted({-b, 1 + b} | {t for v in vs for t in (v - b, v + b)})
+    cells = list(zip(pts[:-1], pts[1:]))
+    return np.array([[(t - s) * (E * q if abs((s + t) / 2 - v) <= b else q) for s, t in cells]
+                     for v in vs])
+
+
+def same_hockey(law1, law2, eps_list=(0.0, 0.2, 0.6), n=5):
+    for e in eps_list:
+        assert math.isclose(delta_enumerate(law1, n, e), delta_enumerate(law2, n, e),
+                            rel_tol=1e-9, abs_tol=1e-15)
+
+
+# ------------------------------------------------------------------ random mixture
+MIXES = {
+    "krr-3": ([(0.3, 1.0), (0.7, 3.0)], 3),
+    "krr-4-three": ([(0.5, 0.5), (0.25, 2.0), (0.25, 4.0)], 4),
+}
+
+
+@pytest.mark.parametrize("name", MIXES)
+def test_mixture_is_the_tagged_matrix(name):
+    comps, k = MIXES[name]
+    mix = Mixture([(w, amp.KRR(e, k=k)) for w, e in comps])
+    T = np.hstack([w * krr_matrix(e, k) for w, e in comps])
+    assert mix.gparv().same_law(pair_law_from_matrix(T, 0, 1, mix.eps0)) or \
+        same_hockey(mix.gparv(), pair_law_from_matrix(T, 0, 1)) is None
+    lows = mix.lower_laws()
+    want = [lower_law_from_matrix(T, 0, 1, x2) for x2 in (2, 0, 1)]
+    assert len(lows) == 3
+    for got, w in zip(lows, want):
+        same_hockey(got, w)
+    for e in (0.05, 0.3):
+        for n in (3, 50):
+            up = amp.delta(mix, n, e).value
+            assert math.isclose(up, amp.delta(amp.MatrixMechanism(T), n, e).value,
+                                rel_tol=5e-3, abs_tol=1e-15)
+
+
+@pytest.mark.parametrize("name", MIXES)
+@pytest.mark.parametrize("n", [2, 3, 4])
+def test_mixture_upper_above_brute_force(name, n):
+    comps, k = MIXES[name]
+    mix = Mixture([(w, amp.KRR(e, k=k)) for w, e in comps])
+    T = np.hstack([w * krr_matrix(e, k) for w, e in comps])
+    for e in (0.0, 0.2, 0.5):
+        up = amp.delta(mix, n, e).value
+        low = amp.delta(mix, n, e, bound="lower").value
+        best = 0.0
+        for x0, x1 in itertools.permutations(range(k), 2):
+            for others in itertools.combinations_with_replacement(range(k), n - 1):
+                best = max(best, shuffled_divergence(T, x0, x1, list(others), e))
+        assert_upper(up, best, atol=1e-13)
+        assert low <= best * (1 + 1e-9) + 1e-14
+
+
+def test_subsampling_is_a_mixture_with_void():
+    for q in (0.1, 0.6):
+        for m in (amp.KRR(2.0, k=5), amp.RAPPOR(1.0), SquareWave(2.0)):
+            mix = Mixture([(q, m), (1 - q, Void())])
+            same_hockey(mix.gparv(), Subsampled(m, q).gparv())
+            for got, want in zip(mix.lower_laws(), Subsampled(m, q).lower_laws()):
+                same_hockey(got, want)
+
+
+def test_numeric_mixture_against_cells():
+    """Two square waves (personalised eps0) on one interval: the mixture's bound equals
+    Theorem 4 of the tagged cell matrix (max over its pairs) and is above brute force."""
+    vs = [0.0, 0.4, 1.0]
+    mix = Mixture([(0.5, SquareWave(1.0)), (0.5, SquareWave(3.0))])
+    T = np.hstack([0.5 * sw_cells(1.0, vs), 0.5 * sw_cells(3.0, vs)])
+    for e in (0.1, 0.4):
+        up = amp.delta(mix, 3, e).value
+        assert math.isclose(up, amp.delta(amp.MatrixMechanism(T), 3, e).value, rel_tol=5e-3)
+        for x0, x1 in itertools.permutations(range(3), 2):
+            for others in itertools.combinations_with_replacement(range(3), 2):
+                assert_upper(up, shuffled_divergence(T, x0, x1, list(others), e), atol=1e-13)
+    for e0 in (1.0, 3.0):
+        r = amp.epsilon(mix, 10_000, 1e-6)
+        assert r.value <= amp.epsilon(SquareWave(3.0), 10_000, 1e-6).value
+
+
+def test_mixture_of_matrices_uses_the_tagged_matrix(rng):
+    from helpers import random_ldp_matrix
+    P1, P2 = random_ldp_matrix(rng, 3, 3, 1.0), random_ldp_matrix(rng, 3, 4, 2.0)
+    mix = Mixture([(0.4, amp.MatrixMechanism(P1)), (0.6, amp.MatrixMechanism(P2))])
+    T = np.hstack([0.4 * P1, 0.6 * P2])
+    assert not mix.by_law
+    for e in (0.1, 0.5):
+        got = amp.delta(mix, 4, e).value
+        assert math.isclose(got, amp.delta(amp.MatrixMechanism(T), 4, e).value, rel_tol=5e-3)
+
+
+@pytest.mark.parametrize("bad", [
+    lambda: Mixture([]), lambda: Mixture([(0.5, amp.KRR(1.0, k=3))]),
+    lambda: Mixture([(0.5, amp.KRR(1.0, k=3)), (0.5, amp.KRR(1.0, k=4))]),
+    lambda: Mixture([(0.5, SquareWave(1.0)), (0.5, Duchi(1.0))]),
+    lambda: Mixture([(0.5, SquareWave(1.0)), (0.5, amp.KRR(1.0, k=4))]),
+    lambda: Mixture([(-0.5, amp.KRR(1.0, k=3)), (1.5, amp.KRR(1.0, k=3))]),
+    lambda: Mixture([(1.0, Void())]), lambda: Mixture([(1.0, "krr")]),
+    lambda: Population([]), lambda: Population([(0, amp.KRR(1.0, k=3))]),
+    lambda: Population([(2, amp.KRR(1.0, k=3)), (2, amp.KRR(1.0, k=4))]),
+    lambda: Population([(2, amp.RAPPOR(1.0))]),
+    lambda: amp.delta(Population([(2, amp.KRR(1.0, k=3))]), 3, 0.1),
+    lambda: amp.delta(Population([(2, amp.KRR(1.0, k=3))]), 2, 0.1, bound="lower"),
+])
+def test_bad_input(bad):
+    with pytest.raises(ParameterError):
+        bad()
+
+
+def test_mixture_duchi_piecewise_share_the_interval():
+    mix = Mixture([(0.5, Duchi(1.0)), (0.5, PiecewiseMechanism(2.0))])
+    assert mix.convex_worst and mix.domain == (-1.0, 1.0)
+    assert amp.epsilon(mix, 10_000, 1e-6, bound="lower").value <= \
+        amp.epsilon(mix, 10_000, 1e-6).value
+
+
+# ------------------------------------------------------------------ fixed groups
+POPS = {
+    "3rr-2+2": [(2, 0.5), (2, 2.0)],
+    "3rr-1+3": [(1, 3.0), (3, 1.0)],
+    "3rr-3+2": [(3, 1.0), (2, 2.5)],
+    "3rr-2+2+2": [(2, 0.3), (2, 1.5), (2, 3.0)],
+}
+
+
+@pytest.mark.parametrize("name", POPS)
+def test_population_bounds_above_brute_force(name):
+    """Every victim (each group), every pair of inputs, every multiset of the others' inputs
+    per group: the exact shuffled divergence is at most the Poisson-binomial bound, which is
+    at most amp's common-blanket baseline."""
+    spec = POPS[name]
+    k = 3
+    pop = Population([(n, amp.KRR(e, k=k)) for n, e in spec])
+    S = np.vstack([krr_matrix(e, k) for _, e in spec])
+    for e in (0.0, 0.15, 0.5):
+        up = amp.delta(pop, pop.n, e).value
+        pb = population_delta(pop, e)
+        assert pb.lower <= pb.upper <= up * (1 + 1e-9)
+        best = 0.0
+        for v, (nv, _) in enumerate(spec):
+            sizes = [n - (g == v) for g, (n, _) in enumerate(spec)]
+            choices = [list(itertools.combinations_with_replacement(range(k), s))
+                       for s in sizes]
+            for x0, x1 in itertools.permutations(range(k), 2):
+                for combo in itertools.product(*choices):
+                    others = [g * k + x for g, xs in enumerate(combo) for x in xs]
+                    best = max(best, shuffled_divergence(S, v * k + x0, v * k + x1, others, e))
+        assert_upper(up, best, atol=1e-13)
+        assert_upper(pb.upper, best, atol=1e-13)
+
+
+def test_population_of_one_group_is_theorem_4():
+    pop = Population([(500, amp.KRR(2.0, k=5))])
+    for e in (0.1, 0.4):
+        assert math.isclose(amp.delta(pop, 500, e).value, amp.delta(amp.KRR(2.0, k=5), 500, e)
+                            .value, rel_tol=1e-9)
+
+
+def test_population_baseline_is_everyone_at_the_smallest_blanket():
+    """k-RR groups share the uniform blanket: the baseline is at least Theorem 4 of the group
+    with the largest eps0 (its victim's law) and at most 1."""
+    pop = Population([(900, amp.KRR(1.0, k=10)), (100, amp.KRR(4.0, k=10))])
+    assert math.isclose(pop.gamma, amp.KRR(4.0, k=10).gamma, rel_tol=1e-12)
+    for e in (0.2, 0.5):
+        assert amp.delta(pop, pop.n, e).value >= amp.delta(amp.KRR(4.0, k=10), 1000, e).value \
+            * (1 - 1e-9)
+    sampled = amp.epsilon(pop, pop.n, 1e-6, sampling=0.5)
+    assert sampled.value <= amp.epsilon(pop, pop.n, 1e-6).value
+
+
+def test_pb_window_against_direct_convolution():
+    from scipy.stats import binom
+    groups = [(7, 0.3), (5, 0.8), (11, 0.05)]
+    full = np.ones(1)
+    for n, p in groups:
+        full = np.convolve(full, binom.pmf(np.arange(n + 1), n, p))
+    off, pmf, out = pb_window(groups)
+    np.testing.assert_allclose(pmf, full[off:off + pmf.size], rtol=1e-10, atol=0)
+    assert full[:off].sum() + full[off + pmf.size:].sum() <= out
+    off, pmf, out = pb_window([(200_000, 0.4), (50_000, 0.9)])
+    assert abs(pmf.sum() - 1) <= 1e-9 and out <= 1e-28
+
+
+def test_population_epsilon_between_mixture_like_and_baseline():
+    pop = Population([(900, amp.KRR(1.0, k=10)), (100, amp.KRR(4.0, k=10))])
+    r = population_epsilon(pop, 1e-3, rel_tol=1e-2)
+    base = amp.epsilon(pop, pop.n, 1e-3)
+    assert r.lower <= r.upper <= base.value
+    assert population_delta(pop, r.upper).upper <= 1e-3
+
+
+# ------------------------------------------------------------------ CLI population files
+def test_cli_population_file(tmp_path, capsys):
+    import json
+    from amp.cli import main
+    rows = [{"users": 90, "mechanism": "krr", "eps0": 1, "k": 10},
+            {"users": 10, "mechanism": "krr", "eps0": 4, "k": 10}]
+    (tmp_path / "p.json").write_text(json.dumps(rows))
+    (tmp_path / "p.csv").write_text("users,mechanism,eps0,k\n90,krr,1,10\n10,krr,4,10\n")
+    pop = Population([(90, amp.KRR(1.0, k=10)), (10, amp.KRR(4.0, k=10))])
+    want = amp.epsilon(pop, 100, 1e-3).value
+    for name in ("p.json", "p.csv"):
+        code = main(["epsilon", "-m", "population", "--population", str(tmp_path / name),
+                     "--n", "100", "--delta", "1e-3", "--json"])
+        assert code in (0, None)
+        assert math.isclose(json.loads(capsys.readouterr().out)["value"], want, rel_tol=1e-9)
+
+
+@pytest.mark.parametrize("text,msg", [
+    ("users,mechanism,eps0,k\n90,krr,1,10\n-3,krr,4,10\n", "row 2"),
+    ("users,mechanism,eps0,k\n90,krr,1,10\n10,nope,4,10\n", "row 2"),
+    ("users,mechanism,k\n90,krr,10\n", "row 1: missing eps0"),
+    ("users,mechanism,eps0,k\n90,krr,1,10\n10,krr,4,5\n", "population"),
+])
+def test_cli_population_bad_rows(tmp_path, capsys, text, msg):
+    from amp.cli import main
+    (tmp_path / "bad.csv").write_text(text)
+    code = main(["epsilon", "-m", "population", "--population", str(tmp_path / "bad.csv"),
+                 "--n", "100", "--delta", "1e-3"])
+    err = capsys.readouterr().err
+    assert code == 2 and msg in err and len(err.strip().splitlines()) == 1
