@@ -17,6 +17,7 @@ from amp.core.floats import TINY
 from amp.core.result import Bound
 from amp.core.tails import binom_chernoff_quantile, binom_log_tail_ge
 from amp.backends.exact import delta_enumerate, n_compositions
+from amp.backends.structured.binomial import eta
 from amp.mechanisms.gparv import GPARV
 
 __all__ = ["blanket_count_delta", "MAX_COUNT_VECTORS"]
@@ -55,6 +56,8 @@ def blanket_count_delta(law: GPARV, n: int, eps: float) -> Bound | None:
     val = math.fsum(acc) / n
     # tail: E[S_+ 1{M > m_max}] <= max(L_+) E[M 1{M > m_max}] = max(L_+) n gam P(M' >= m_max)
     tail = max(float(Lv.max()), 0.0) * gam * math.exp(binom_log_tail_ge(n - 1, gam, m_max))
-    upper = max(val * (1 + 1e-9) + tail * 1.01, TINY) if Lv.max() > 0 else 0.0
-    return Bound("delta", max(0.0, val * (1 - 1e-9)), upper, "upper", "exact-blanket-count", n,
+    # Boost's error on the masses of M (eta grows with |m - n gam|), plus the summation's
+    rel = 1e-9 + float(np.max(eta(np.arange(1, m_max + 1), n, gam)))
+    upper = max(val * (1 + rel) + tail * 1.01, TINY) if Lv.max() > 0 else 0.0
+    return Bound("delta", max(0.0, val * (1 - rel)), upper, "upper", "exact-blanket-count", n,
                  law.label, {"eps": eps})

@@ -21,8 +21,9 @@ form in two binomial survival functions per ``c``:
     u* = floor(theta (c + 1)),      D = sum_c P[C = c] D_c.
 
 Only a window of ``c`` chosen by a Chernoff bound is summed (no quantile function); the mass
-outside is bounded rigorously and added to the upper end, together with a relative
-floating-point allowance :data:`~amp.baselines._search.FLOAT_REL`. The window is
+outside is bounded rigorously and added to the upper end, together with Boost's relative
+error on every binomial factor (:func:`amp.backends.structured.binomial.eta` with the floor
+:data:`~amp.baselines._search.FLOAT_REL`). The window is
 :func:`amp.core.tails.binom_window_mass`; ``eps(delta)`` is one certified search,
 :func:`amp.inversion.crossing`. The cost is
 ``O(sqrt(n e^-eps0))`` survival-function calls per ``eps`` (about 4000 at ``n = 10^6``,
@@ -66,6 +67,7 @@ from typing import Literal
 import numpy as np
 from scipy import stats
 
+from amp.backends.structured.binomial import eta as binom_eta
 from amp.baselines._search import (FLOAT_REL, delta_targets, describe_source, eps0_of,
                                    eps_array, invert_delta, results)
 from amp.core import validate as V
@@ -156,7 +158,14 @@ def clone_family_delta(n: int, clone_prob: float, w2: float, log_ratio: float, w
         S3 = stats.binom.sf(ustar, t, 0.5)                      # P[Bin(t) > u*]
         neg = neg + k3 * P_cur * S3
     D_t = pos + neg
-    err = FLOAT_REL * (pos - neg) + 4 * np.finfo(float).eps * np.abs(D_t)
+    # Boost's relative error on each factor (eta, floor FLOAT_REL: it grows with |k - np|)
+    e_prev = binom_eta(t - 1, N, clone_prob, FLOAT_REL)
+    err = ((e_prev + binom_eta(ustar - 1, t - 1, 0.5, FLOAT_REL)) * pos
+           + (e_prev + binom_eta(ustar, t - 1, 0.5, FLOAT_REL)) * (P_prev * -k2 * S2)
+           + 4 * np.finfo(float).eps * np.abs(D_t))
+    if w0 > 0:
+        err = err + (binom_eta(t, N, clone_prob, FLOAT_REL)
+                     + binom_eta(ustar, t, 0.5, FLOAT_REL)) * (-k3 * P_cur * S3)
     lower[active] = np.sum(np.maximum(D_t - err, 0.0), axis=1)
     upper[active] = (np.sum(np.maximum(D_t, 0.0) + err, axis=1) * (1 + FLOAT_REL)
                      + outside + t.size * _UNDERFLOW)

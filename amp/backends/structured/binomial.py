@@ -2,10 +2,16 @@
 recurrence, the largest point mass and the expected excess over a level.
 
 Implements the *floating point* item of the certified error terms of
-:mod:`amp.backends.structured`: Boost's binomial ``pmf``/``sf`` (``scipy.stats.binom``) are
-assumed accurate to a relative :data:`ETA_BINOM` ``= 2e-10`` (observed ``< 2e-11`` at
-``n = 10^8`` against 40-digit references; ``scipy.special.bdtr*`` (Cephes) and
-``binom.logpmf`` (``gammaln`` differences) are *not* used: they lose ``1e-7`` at ``n = 10^8``).
+:mod:`amp.backends.structured`: Boost's binomial ``pmf``/``sf`` (``scipy.stats.binom``) at
+``(k, n, p)`` are assumed accurate to the relative :func:`eta`
+``= ETA_BINOM + 32 u |k - n p|`` (``ETA_BINOM = 2e-10``, ``u = 2^-53``). Boost's error grows
+with the distance of ``k`` from the mean: observed up to ``6.6e-10`` at ``n = 10^10`` and
+``9.2e-10`` at ``10^11`` far in the tails (above the constant ``2e-10`` assumed before), and
+always below ``4.3 u |k - np|`` where it exceeds ``1e-12`` (``p`` from ``1e-12`` to ``0.999``,
+``n`` up to ``10^11``; ``tests/test_assumptions.py`` checks :func:`eta` against 40-digit
+references).
+``scipy.special.bdtr*`` (Cephes) and ``binom.logpmf`` (``gammaln`` differences) are *not*
+used: they lose ``1e-7`` at ``n = 10^8``.
 :func:`sf_run` carries ``sf`` along a run of ``n`` from Boost anchors by exact recurrences
 with ``pmf`` increments, with a certified relative error per value (at most :data:`RUN_REL`).
 :func:`binom_rows` builds whole rows from one Boost ``pmf`` per row and log-ratio recurrences,
@@ -24,28 +30,40 @@ from scipy import stats
 from amp.core.floats import U
 from amp.core.tails import binom_log_tail_ge
 
-__all__ = ["ETA_BINOM", "BINOM_REL", "RUN_ANCHOR", "RUN_REL", "pmf", "sf", "sf_run",
+__all__ = ["ETA_BINOM", "ETA_SLOPE", "BINOM_REL", "RUN_ANCHOR", "RUN_REL", "eta", "pmf", "sf",
+           "sf_run",
            "binom_max_pmf", "binom_rows", "excess_bound"]
 
-ETA_BINOM = 2e-10                      # assumed relative accuracy of Boost binom pmf / sf
+ETA_BINOM = 2e-10                      # floor of the assumed relative accuracy of Boost pmf/sf
+ETA_SLOPE = 32 * U                     # ... plus this times |k - np|: eta()
 RUN_ANCHOR = 32                        # sf_run: one Boost sf per this many consecutive n
-RUN_REL = 1.25 * ETA_BINOM             # sf_run: largest relative error of a carried value
+RUN_REL = 1.25 * ETA_BINOM             # sf_run: a carried value's error is at most 1.25 eta
 BINOM_REL = 3 * ETA_BINOM + 1e-12     # Boost pmf at a row's anchor times another Boost pmf
 
 
+def eta(k, n, p, floor: float = ETA_BINOM):
+    """Assumed relative accuracy of Boost's ``pmf(k, n, p)`` and ``sf(k, n, p)``:
+    ``floor + ETA_SLOPE |k - n p|`` (module docstring), element-wise."""
+    k = np.asarray(k, dtype=float)
+    n = np.asarray(n, dtype=float)
+    if not 0.0 < p < 1.0:
+        return np.full(np.broadcast(k, n).shape, float(floor))
+    return floor + ETA_SLOPE * np.abs(k - n * p)
+
+
 def pmf(k, n, p):
-    """``P(Bin(n, p) = k)`` (Boost, relative accuracy :data:`ETA_BINOM`)."""
+    """``P(Bin(n, p) = k)`` (Boost, relative accuracy :func:`eta`)."""
     return stats.binom.pmf(k, n, p)
 
 
 def sf(k, n, p):
-    """``P(Bin(n, p) > k)`` (Boost, relative accuracy :data:`ETA_BINOM`)."""
+    """``P(Bin(n, p) > k)`` (Boost, relative accuracy :func:`eta`)."""
     return stats.binom.sf(k, n, p)
 
 
 def sf_run(k, n, p) -> tuple[np.ndarray, np.ndarray]:
     """``P(Bin(n_i, p) >= k_i)`` for a run of ``n`` (mostly consecutive), each with a certified
-    relative error (at most :data:`RUN_REL`), for a fraction of the cost of Boost's ``sf``.
+    relative error (at most ``1.25`` :func:`eta`), for a fraction of the cost of Boost's ``sf``.
 
     Boost's ``sf`` costs microseconds near the bulk of a large binomial; ``pmf`` is ~20x cheaper.
     Along a run ``n_{i+1} = n_i + 1`` with ``|k_{i+1} - k_i| <= 1`` the exact identities
@@ -57,20 +75,20 @@ def sf_run(k, n, p) -> tuple[np.ndarray, np.ndarray]:
 
     carry the value from a Boost ``sf`` anchor (every :data:`RUN_ANCHOR` elements and wherever
     the run breaks) by a cumulative sum of Boost ``pmf`` increments.  The absolute error of a
-    carried value is bounded by ``ETA_BINOM s_anchor + (ETA_BINOM + 4u) sum |increments|`` (the
+    carried value is bounded by ``eta s_anchor + sum (eta_i + 4u) |increments|`` (the
     masses and their products) ``+ u sum |partial sums| + u |value|`` (the rounding of the
     cumulative sum and of the final addition), all computed alongside (times ``1.001``); its
-    relative error is that bound over ``value - bound``.  Where it exceeds :data:`RUN_REL`
+    relative error is that bound over ``value - bound``.  Where it exceeds ``1.25 eta``
     (a value that fell far below its anchor, where the subtractions cancel) the element is
     recomputed by Boost's ``sf``.
 
     Returns ``(s, rel)``: the values and each one's certified relative error bound
-    (``ETA_BINOM`` for Boost values, the computed bound, ``<= RUN_REL``, for carried ones).
+    (:func:`eta` for Boost values, the computed bound, ``<= 1.25 eta``, for carried ones).
     """
     k = np.asarray(k, dtype=np.int64).ravel()
     n = np.asarray(n, dtype=np.int64).ravel()
     size = k.size
-    rel = np.full(size, ETA_BINOM)
+    rel = eta(k, n, p).ravel()                    # Boost's, for every element
     if size < 2 or not 0.0 < p < 1.0:
         return (sf(k - 1, n, p) if size else np.zeros(0)), rel
     idx = np.arange(size)
@@ -105,21 +123,26 @@ def sf_run(k, n, p) -> tuple[np.ndarray, np.ndarray]:
             m2[down] = pmf(kk[down] - 2, T[down], p)
         inc = np.where(d == 0, p * pm1, np.where(d == 1, -(q * p0), pm1 + p * m2))
         absinc = np.where(d == 0, p * pm1, np.where(d == 1, q * p0, pm1 + p * m2))
+        # Boost's error on each increment's masses (at k - 2 .. k: the largest of the three)
+        eta_inc = ETA_BINOM + ETA_SLOPE * (np.abs(kk - T * p) + 2.0)
         J = a_idx.size
         M = np.zeros((J, RUN_ANCHOR))
         Ma = np.zeros((J, RUN_ANCHOR))
+        Me = np.zeros((J, RUN_ANCHOR))
         M[seg[car], apos[car]] = inc
         Ma[seg[car], apos[car]] = absinc
+        Me[seg[car], apos[car]] = eta_inc * absinc
         C = np.cumsum(M, axis=1)
         CA = np.cumsum(Ma, axis=1)
+        CE = np.cumsum(Me, axis=1)
         CC = np.cumsum(np.abs(C), axis=1)
         val = s_a[seg[car]] + C[seg[car], apos[car]]
-        err = 1.001 * (ETA_BINOM * s_a[seg[car]]
-                       + (ETA_BINOM + 4 * U) * CA[seg[car], apos[car]]
+        err = 1.001 * (rel[a_idx][seg[car]] * s_a[seg[car]]
+                       + CE[seg[car], apos[car]] + 4 * U * CA[seg[car], apos[car]]
                        + U * CC[seg[car], apos[car]]) + U * np.abs(val)
         with np.errstate(divide="ignore", invalid="ignore"):
             r_c = np.where(val - err > 0, err / (val - err), np.inf)
-        ok = r_c <= RUN_REL
+        ok = r_c <= 1.25 * rel[car]             # else Boost's own sf is the better value
         s[car[ok]] = val[ok]
         rel[car[ok]] = r_c[ok]
         bad = car[~ok]
@@ -156,6 +179,8 @@ def binom_rows(Ns: np.ndarray, lo: int, hi: int, p: float):
         return (Og == k).astype(float), BINOM_REL, 0.0
     mode = np.clip(np.floor((Ns + 1) * p), lo, np.minimum(hi, Ns))
     pm = pmf(mode, Ns, p)
+    # the anchors' Boost error beyond the ETA_BINOM that BINOM_REL already counts
+    extra = float(np.max(eta(mode, Ns, p))) - ETA_BINOM if Ns.size else 0.0
     with np.errstate(divide="ignore", invalid="ignore"):
         r = np.log((k - Og) / (Og + 1.0)) + math.log(p / (1 - p))     # log P(o+1)/P(o)
     r = np.where((Og < k) & (Og >= 0), r, -np.inf)
@@ -176,7 +201,7 @@ def binom_rows(Ns: np.ndarray, lo: int, hi: int, p: float):
     sabs = float(small.sum(axis=1).max()) if small.size else 0.0
     if np.any(pm < 1e-300):            # rows whose anchor underflowed: every cell is suspect
         sabs += os_.size * 1e-300
-    return P, BINOM_REL + rel_rec, min(1.0, sabs)
+    return P, BINOM_REL + 3 * extra + rel_rec, min(1.0, sabs)
 
 
 def excess_bound(N: int, p: float, h: int) -> float:

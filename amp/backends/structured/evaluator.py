@@ -33,7 +33,7 @@ from scipy import stats
 
 from amp.core.errors import NumericalError
 from amp.core.floats import TINY, U, widen
-from amp.backends.structured.binomial import ETA_BINOM, pmf, sf_run
+from amp.backends.structured.binomial import eta, pmf, sf_run
 from amp.backends.structured.model import CountModel, Plan
 from amp.backends.structured.shape import StructuredShape, shape_atom_floor
 from amp.backends.structured.zsplit import zsplit_eval
@@ -59,6 +59,7 @@ class Parts:
     T_tail: float = 0.0
     band_elems: int = 0
     table_points: int = 0
+    rel_safety: float = REL_SAFETY     # >= 1.25 (Boost's eta on PT + on the band's anchors)
     details: dict = field(default_factory=dict)
 
 
@@ -97,7 +98,8 @@ class Evaluator:
         has_lin = self.x_hi <= Ts
         self.has_lin = has_lin
         Psf = np.zeros(Ts.size)
-        eta_sf = np.full(Ts.size, ETA_BINOM)
+        eta_pm = eta(self.x_hi, Ts, r).ravel()       # Boost's pmf at x_hi (and sf, if Boost)
+        eta_sf = eta_pm.copy()
         Ppm = np.zeros(Ts.size)
         if np.any(has_lin):
             # P(x >= x_hi) along the run of T (Boost anchors, exact recurrences between them;
@@ -109,7 +111,7 @@ class Evaluator:
         t1 = base * Psf
         t2 = A * (1 - r) * self.x_hi * Ppm
         lin = t1 + t2
-        lin_err = (np.maximum(eta_sf, ETA_BINOM) * np.abs(t1) + ETA_BINOM * np.abs(t2)
+        lin_err = (np.maximum(eta_sf, eta_pm) * np.abs(t1) + eta_pm * np.abs(t2)
                    + 8 * U * (np.abs(cbar) + beta * mod.m * mod.mu) * Psf + 4 * U * np.abs(t2))
         self.lin_T = lin
         self.lin_err_T = lin_err
@@ -158,6 +160,8 @@ class Evaluator:
         Tsel = Ts[sel].astype(float)
         X = x_top[:, None] - kk                       # x values (garbage where not valid)
         p_top = pmf(x_top, Ts[sel], r)
+        # the relative safety of the sums must cover Boost's error on these anchors too
+        self.eta_top = float(np.max(eta(x_top, Ts[sel], r)))
         with np.errstate(divide="ignore"):
             lp_top = np.log(p_top)
         under = p_top < 1e-290
@@ -194,6 +198,9 @@ def evaluate(mod: CountModel, ev: Evaluator, plan: Plan) -> Parts:
     parts.lin, parts.lin_err, parts.lin_tail, parts.zero_tail = lin, err, lt, zt
     parts.T_tail = max(ev.gX, 0.0) * mod.ET_out
     iT, x, lp_lo, lp_up = ev.band()
+    # the sums' relative safety covers Boost's error on the masses of T and on the band's
+    # anchors (their eta; at the floor 1.25 (2e-10 + 2e-10) < REL_SAFETY, as before)
+    parts.rel_safety = max(REL_SAFETY, 1.25 * (mod.eta_T + getattr(ev, "eta_top", 0.0)))
     parts.band_elems = int(x.size)
     if x.size == 0:
         return parts
@@ -283,9 +290,10 @@ def evaluate(mod: CountModel, ev: Evaluator, plan: Plan) -> Parts:
 def assemble(parts: Parts, n: int, shape: StructuredShape, eps: float
              ) -> tuple[float, float]:
     """Certified ``(lower, upper)`` of ``delta(eps)`` from the pieces of one evaluation."""
-    lower = (parts.lin - parts.lin_err) * (1 - REL_SAFETY) + parts.band_lo * (1 - REL_SAFETY)
-    upper = ((parts.lin + parts.lin_err + parts.lin_tail + parts.zero_tail) * (1 + REL_SAFETY)
-             + parts.band_up * (1 + REL_SAFETY) + parts.T_tail)
+    rs = parts.rel_safety
+    lower = (parts.lin - parts.lin_err) * (1 - rs) + parts.band_lo * (1 - rs)
+    upper = ((parts.lin + parts.lin_err + parts.lin_tail + parts.zero_tail) * (1 + rs)
+             + parts.band_up * (1 + rs) + parts.T_tail)
     lower = max(0.0, lower) / n
     upper = upper / n
     # idealisation of the atoms, and their floating-point distance to the exact ratios

@@ -26,7 +26,7 @@ import numpy as np
 
 from amp.core.floats import U
 from amp.core.tails import bernstein_t, binom_log_tail_ge, binom_log_tail_le, binom_window
-from amp.backends.structured.binomial import pmf
+from amp.backends.structured.binomial import eta, pmf
 from amp.backends.structured.lattice import cf_denominators, lattice_cats, lattice_table
 from amp.backends.structured.nuisance import Nuisance, smoothing_gap
 from amp.backends.structured.shape import StructuredShape
@@ -78,6 +78,7 @@ class CountModel:
         self.T_lo, self.T_hi = T_lo, T_hi
         self.Ts = np.arange(T_lo, T_hi + 1, dtype=np.int64)
         self.PT = pmf(self.Ts, n, self.pT)
+        self.eta_T = float(np.max(eta(self.Ts, n, self.pT))) if self.Ts.size else 0.0
         # E[T; T > T_hi] = n pT P(Bin(n-1, pT) >= T_hi);  T_lo P(T < T_lo)
         up = n * self.pT * math.exp(binom_log_tail_ge(n - 1, self.pT, T_hi)) if T_hi < n else 0.0
         low = (T_lo - 1) * math.exp(binom_log_tail_le(n, self.pT, T_lo - 1)) if T_lo > 1 else 0.0

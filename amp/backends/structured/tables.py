@@ -24,7 +24,7 @@ import numpy as np
 
 from amp.core.floats import U
 from amp.core.tails import binom_window
-from amp.backends.structured.binomial import binom_rows, pmf
+from amp.backends.structured.binomial import ETA_BINOM, binom_rows, eta, pmf
 from amp.backends.structured.nuisance import Nuisance
 
 __all__ = ["Table", "cumulate", "exact_grid", "exact_table"]
@@ -145,6 +145,8 @@ def exact_grid(nu: Nuisance, m: int, log_tau: float):
     os_ = np.arange(o_lo, o_hi + 1)
     pz = pmf(zs, m, nu.qZ) if nu.qZ > 0 else np.ones(1)
     po, rel, sabs = binom_rows(m - zs, o_lo, o_hi, nu.kappa)
+    if 0 < nu.qZ < 1:                     # pz's Boost error beyond the floor BINOM_REL counts
+        rel += max(0.0, float(np.max(eta(zs, m, nu.qZ))) - ETA_BINOM)
     out += sabs                           # sum_z P(z) sabs_z <= max_z sabs_z
     P = (pz[:, None] * po).ravel()
     vals = (os_[None, :].astype(float) + nu.E * zs[:, None]).ravel()
