@@ -105,7 +105,7 @@ def lower_law_from_matrix(M: np.ndarray, x0: int, x1: int, x2: int,
     _inputs(M, x0=x0, x1=x1, x2=x2)
     e0 = matrix_eps0(M) if eps0 is None else eps0
     return GPARV(M[x0] / M[x2], M[x1] / M[x2], M[x2], e0,
-                 label or f"Theorem 5 triple ({x0}, {x1}, {x2})")
+                 label or f"Theorem 5 triple ({x0}, {x1}, {x2})", lower=True)
 
 
 def dedupe_laws(laws: list[GPARV]) -> list[GPARV]:

@@ -44,6 +44,9 @@ class GPARV:
         Local privacy level of the randomizer the law comes from (used for Property 2 checks).
     label : str
         Human-readable description (mechanism and pair), shown in results.
+    lower : bool
+        True for a lower-bound law (Theorem 5's pairs): atoms that agree to
+        :data:`MERGE_RTOL` merge into the smaller representative instead of the larger one.
 
     Notes
     -----
@@ -71,6 +74,7 @@ class GPARV:
     p: np.ndarray
     eps0: float
     label: str = ""
+    lower: bool = False
     _key: tuple = field(default=(), repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -86,7 +90,7 @@ class GPARV:
         if total > 1 + 1e-9:
             raise ParameterError(f"GPARV probabilities sum to {total} > 1")
         keep = p > 0
-        a, b, p = _merge(a[keep], b[keep], p[keep])
+        a, b, p = _merge(a[keep], b[keep], p[keep], lower=self.lower)
         object.__setattr__(self, "a", a)
         object.__setattr__(self, "b", b)
         object.__setattr__(self, "p", p)
@@ -153,8 +157,11 @@ class GPARV:
                 f"eps0={self.eps0:.6g})")
 
 
-def _merge(a: np.ndarray, b: np.ndarray, p: np.ndarray):
-    """Merge atoms whose ``(a, b)`` agree to :data:`MERGE_RTOL` (values of the first kept)."""
+def _merge(a: np.ndarray, b: np.ndarray, p: np.ndarray, *, lower: bool = False):
+    """Merge atoms whose ``(a, b)`` agree to :data:`MERGE_RTOL`, into a representative on the
+    law's safe side: the largest ``a`` and smallest ``b`` of the group for an upper-bound law
+    (``G`` can only grow, so ``E[(G_1 + ... + G_n)_+]`` too), the smallest ``a`` and largest
+    ``b`` for a lower-bound law (``lower=True``, Theorem 5: it can only shrink)."""
     if a.size <= 1:
         return a, b, p
     scale = max(1.0, float(np.max(np.abs(a))), float(np.max(np.abs(b))))
@@ -166,10 +173,11 @@ def _merge(a: np.ndarray, b: np.ndarray, p: np.ndarray):
     inv = inv.ravel()
     pm = np.zeros(first.size)
     np.add.at(pm, inv, p)
-    # conservative representative: the largest a and smallest b of the merged group
-    am = np.full(first.size, -np.inf)
-    bm = np.full(first.size, np.inf)
-    np.maximum.at(am, inv, a)
-    np.minimum.at(bm, inv, b)
+    # conservative representative: the largest a and smallest b of the merged group (upper),
+    # the smallest a and largest b (lower)
+    am = np.full(first.size, np.inf if lower else -np.inf)
+    bm = np.full(first.size, -np.inf if lower else np.inf)
+    (np.minimum if lower else np.maximum).at(am, inv, a)
+    (np.maximum if lower else np.minimum).at(bm, inv, b)
     order = np.lexsort((bm, am))
     return am[order], bm[order], pm[order]

@@ -71,8 +71,9 @@ def _arrays(law: GPARV) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return law.a, law.b, law.p
 
 
-def _merge_arrays(a: np.ndarray, b: np.ndarray, p: np.ndarray, eps0: float):
-    law = GPARV(a, b, p, max(eps0, 0.0))
+def _merge_arrays(a: np.ndarray, b: np.ndarray, p: np.ndarray, eps0: float,
+                  lower: bool = False):
+    law = GPARV(a, b, p, max(eps0, 0.0), lower=lower)
     return law.a, law.b, law.p
 
 
@@ -102,8 +103,9 @@ def _power(law: GPARV, count: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def _outer(x: tuple[np.ndarray, np.ndarray, np.ndarray],
-           y: tuple[np.ndarray, np.ndarray, np.ndarray], eps0: float):
-    """Law of the product of two independent factors, coinciding atoms merged."""
+           y: tuple[np.ndarray, np.ndarray, np.ndarray], eps0: float, lower: bool = False):
+    """Law of the product of two independent factors, coinciding atoms merged (on the safe
+    side of the law: ``lower=True`` for a Theorem 5 law, :class:`~amp.mechanisms.GPARV`)."""
     n = x[0].size * y[0].size
     if n > MAX_ATOMS:
         raise ParameterError(f"product law would have {n} atoms before merging "
@@ -112,10 +114,10 @@ def _outer(x: tuple[np.ndarray, np.ndarray, np.ndarray],
     a = np.multiply.outer(x[0], y[0]).ravel()
     b = np.multiply.outer(x[1], y[1]).ravel()
     p = np.multiply.outer(x[2], y[2]).ravel()
-    return _merge_arrays(a, b, p, eps0)
+    return _merge_arrays(a, b, p, eps0, lower)
 
 
-def _same_input_laws(pair_laws: Sequence[GPARV]) -> list[GPARV]:
+def _same_input_laws(pair_laws: Sequence[GPARV], lower: bool = False) -> list[GPARV]:
     """Laws of ``(a, a)`` with ``a = R(x)(W)/c(W)``, one per distinct input law.
 
     The ``a`` marginal of the pair law of ``(x0, x1)`` is the law for ``x0``, the ``b`` marginal
@@ -125,7 +127,7 @@ def _same_input_laws(pair_laws: Sequence[GPARV]) -> list[GPARV]:
     out: list[GPARV] = []
     for law in pair_laws:
         for r in (law.a, law.b):
-            cand = GPARV(r, r, law.p, law.eps0, f"same input, {law.label}")
+            cand = GPARV(r, r, law.p, law.eps0, f"same input, {law.label}", lower=lower)
             if not any(cand.same_law(o) for o in out):
                 out.append(cand)
     return out
@@ -166,8 +168,9 @@ class JointPair:
 
 
 def _enumerate(options: Sequence[tuple[list[GPARV], list[GPARV]]], eps0: float,
-               name: str, what: str) -> list[JointPair]:
-    """All products of per-component options with at least one 'differ' option.
+               name: str, what: str, lower: bool = False) -> list[JointPair]:
+    """All products of per-component options with at least one 'differ' option (``lower``:
+    Theorem 5 laws, merged on the lower side).
 
     ``options[i] = (differ_laws, same_laws)`` of component ``i``. Identical components (equal
     option lists) are grouped and enumerated as multisets, whose laws are multinomial powers.
@@ -210,7 +213,7 @@ def _enumerate(options: Sequence[tuple[list[GPARV], list[GPARV]]], eps0: float,
                 key = (gi, j, int(c))
                 if key not in cache:
                     cache[key] = _power(opts[j], int(c))
-                acc = _outer(acc, cache[key], eps0)
+                acc = _outer(acc, cache[key], eps0, lower)
             n_diff = int(counts[:len(dl)].sum())
             # assign options to the group's components in order
             choice = [j for j, c in enumerate(counts) for _ in range(int(c))]
@@ -225,7 +228,7 @@ def _enumerate(options: Sequence[tuple[list[GPARV], list[GPARV]]], eps0: float,
         choice = [0] * m
         differ = []
         for g, (ch, _, arrays, nd) in zip(groups, sel):
-            acc = _outer(acc, arrays, eps0)
+            acc = _outer(acc, arrays, eps0, lower)
             for idx, j in zip(g, ch):
                 choice[idx] = j
                 if j < nd:
@@ -233,7 +236,7 @@ def _enumerate(options: Sequence[tuple[list[GPARV], list[GPARV]]], eps0: float,
         differ_t = tuple(sorted(differ))
         label = (f"{name}, {what} differ in components {list(differ_t)}" if len(differ_t) < m
                  else f"{name}, {what} differ in every component")
-        law = GPARV(acc[0], acc[1], acc[2], eps0, label)
+        law = GPARV(acc[0], acc[1], acc[2], eps0, label, lower=lower)
         out.append(JointPair(differ_t, tuple(choice), law))
     out.sort(key=lambda jp: (-len(jp.differ), jp.differ, jp.choice))
     return out
@@ -388,10 +391,10 @@ class JointMechanism(Mechanism):
             for c in self.components:
                 # the paper's construction (x0, x1, x2 distinct): no background laws
                 dl = list(c.lower_laws(backgrounds=False))
-                sl = _same_input_laws(dl) + [_ONE] if subsets else []
+                sl = _same_input_laws(dl, lower=True) + [_ONE] if subsets else []
                 opts.append((dl, sl))
             self._lower[subsets] = _enumerate(opts, self.eps0, f"{self.name} Theorem 5",
-                                              "x0, x1")
+                                              "x0, x1", lower=True)
         return list(self._lower[subsets])
 
     def lower_laws(self, pair=None, subsets: bool = False) -> list[GPARV]:

@@ -133,7 +133,7 @@ def _mix(laws: list[GPARV], weights: list[float], eps0: float, label: str) -> GP
     a = np.concatenate([law.a for law in laws])
     b = np.concatenate([law.b for law in laws])
     p = np.concatenate([w * law.p for law, w in zip(laws, weights)])
-    return GPARV(a, b, p, eps0, label)
+    return GPARV(a, b, p, eps0, label, lower=all(law.lower for law in laws))
 
 
 def _kinds(m: Mechanism) -> dict[str, GPARV]:

@@ -125,7 +125,7 @@ class Duchi(Mechanism):
         w = 1.0 / (math.exp(self.eps0) + 1)
         return GPARV([a_p / c_p, a_m / c_m], [b_p / c_p, b_m / c_m], [w * c_p, w * c_m],
                      self.eps0, label or f"Duchi Theorem 5 triple ({x0:g}, {x1:g}, {x2:g}), "
-                                         f"eps0={self.eps0:g}")
+                                         f"eps0={self.eps0:g}", lower=True)
 
     def gparv_laws(self) -> list[GPARV]:
         E = math.exp(self.eps0)
@@ -203,7 +203,7 @@ class _WindowMechanism(Mechanism):
             a_.append(math.exp(self.eps0 * (s0 - sr)) if s0 != sr else 1.0)
             b_.append(math.exp(self.eps0 * (s1 - sr)) if s1 != sr else 1.0)
             p_.append(self.q * (t - s) * (E if sr else 1.0))
-        return GPARV(a_, b_, p_, self.eps0, label)
+        return GPARV(a_, b_, p_, self.eps0, label, lower=ref is not None)   # Theorem 5: lower
 
     def pair_law(self, x0: float, x1: float) -> GPARV:
         """Blanket law (Theorem 4) of any pair of inputs, from the interval lengths."""

@@ -45,7 +45,7 @@ def subsample_law(law: GPARV, q: float) -> GPARV:
         return law
     return GPARV(np.append(law.a, 1.0), np.append(law.b, 1.0),
                  np.append(q * law.p, 1.0 - q), law.eps0,
-                 f"{law.label}, sampled q={q:g}")
+                 f"{law.label}, sampled q={q:g}", lower=law.lower)
 
 
 def check_sampling(q: object) -> float:

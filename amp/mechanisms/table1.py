@@ -56,7 +56,7 @@ def bit_backgrounds(eps0: float, p_own: float, p_other: float, name: str) -> lis
             b_.append(r if own == 0 else 1.0)
             p_.append((p_own if u_own else 1 - p_own) * (p_other if u_oth else 1 - p_other))
         laws.append(GPARV(a_, b_, p_, eps0, f"{name} Theorem 5 background {tag}, "
-                                            f"eps0={eps0:g}"))
+                                            f"eps0={eps0:g}", lower=True))
     return laws
 
 
@@ -116,7 +116,7 @@ class KRR(Mechanism):
             # y ~ R(x2): y = x2 w.p. e0 p, y = x0 or x1 w.p. p each, another value w.p. (k-3) p
             laws.append(GPARV([1 / e0, e0, 1.0, 1.0], [1 / e0, 1.0, e0, 1.0],
                               [e0 * p, p, p, (k - 3) * p], self.eps0,
-                              f"{self.name} Theorem 5, {tag}"))
+                              f"{self.name} Theorem 5, {tag}", lower=True))
         if not backgrounds:
             if not laws:
                 raise ParameterError(f"k must be >= 3 for the Theorem 5 pair with a third "
@@ -125,9 +125,11 @@ class KRR(Mechanism):
         # x2 = x0: y = x0 w.p. e0 p (b = 1/e0), y = x1 w.p. p (b = e0), else (1, 1); x2 = x1
         # is its mirror image
         laws.append(GPARV([1.0, 1.0, 1.0], [1 / e0, e0, 1.0], [e0 * p, p, (k - 2) * p],
-                          self.eps0, f"{self.name} Theorem 5 background x2 = x0, {tag}"))
+                          self.eps0, f"{self.name} Theorem 5 background x2 = x0, {tag}",
+                          lower=True))
         laws.append(GPARV([1 / e0, e0, 1.0], [1.0, 1.0, 1.0], [e0 * p, p, (k - 2) * p],
-                          self.eps0, f"{self.name} Theorem 5 background x2 = x1, {tag}"))
+                          self.eps0, f"{self.name} Theorem 5 background x2 = x1, {tag}",
+                          lower=True))
         return laws
 
     def describe(self) -> str:
@@ -216,7 +218,7 @@ class _UnaryEncoding(Mechanism):
                 b_.append(self._rr(u1, u2))
                 p_.append(prob)
             laws.append(GPARV(a_, b_, p_, self.eps0,
-                              f"{self.name} Theorem 5, eps0={self.eps0:g}"))
+                              f"{self.name} Theorem 5, eps0={self.eps0:g}", lower=True))
         if not backgrounds and not laws:
             raise ParameterError("the Theorem 5 pair with a third value needs d >= 3")
         return laws + (bit_backgrounds(self.eps0, p1, q, self.name) if backgrounds else [])
@@ -354,7 +356,7 @@ class OLH(Mechanism):
                 pu1 = 1 / g if u1 else (g - 1) / g
                 a_.append(f[u0] / f[u2]), b_.append(f[u1] / f[u2]), p_.append(pu0 * pu1 * pu2)
             laws.append(GPARV(a_, b_, p_, self.eps0,
-                              f"{self.name} Theorem 5, eps0={self.eps0:g}"))
+                              f"{self.name} Theorem 5, eps0={self.eps0:g}", lower=True))
         if not backgrounds and not laws:
             raise ParameterError("the Theorem 5 pair with a third value needs d >= 3")
         return laws + (bit_backgrounds(self.eps0, e0 / Z, 1 / g, self.name) if backgrounds
@@ -443,7 +445,7 @@ class HadamardResponse(Mechanism):
         for u0, u1, u2 in itertools.product((0, 1), repeat=3):
             pu2 = e0 / (e0 + 1) if u2 else 1 / (e0 + 1)
             a_.append(f[u0] / f[u2]), b_.append(f[u1] / f[u2]), p_.append(0.25 * pu2)
-        return ([GPARV(a_, b_, p_, self.eps0, f"HR Theorem 5, eps0={self.eps0:g}")]
+        return ([GPARV(a_, b_, p_, self.eps0, f"HR Theorem 5, eps0={self.eps0:g}", lower=True)]
                 + (bit_backgrounds(self.eps0, e0 / (e0 + 1), 0.5, "HR") if backgrounds else []))
 
     def describe(self) -> str:
