@@ -22,8 +22,8 @@ import myst  # noqa: E402
 import prepare  # noqa: E402
 
 RAW_MYST = re.compile(r"```\{|:::\{|\{(dropdown|toggle|admonition|note|warning|eq|numref|cite|"
-                      r"cite:t|doc|ref|math)\}|^\([\w.:-]+\)=\s*$|^:class:|\$\$\s*\([\w.:-]+\)",
-                      re.M)
+                      r"cite:t|doc|ref|math|term|exercise|solution|rubric|prf:[a-z]+)\}|"
+                      r"^\([\w.:-]+\)=\s*$|^:(class|label|nonumber):|\$\$\s*\([\w.:-]+\)", re.M)
 
 
 def _src(cell: dict) -> str:
@@ -133,6 +133,103 @@ def test_numbers_follow_the_book():
     assert ctx.citations["su2025decomposition"] == "Su et al., 2025"
     feldman = {ctx.citations["feldman2023stronger"], ctx.citations["feldman2023strongercorrected"]}
     assert feldman == {"Feldman et al., 2023a", "Feldman et al., 2023b"}
+
+
+def _kept_markdown(stem: str) -> list[str]:
+    """The Markdown the site renders for one page (remove-cell / static-only cells left out)."""
+    nb = json.loads((ROOT / "book" / f"{stem}.ipynb").read_text(encoding="utf-8"))
+    return [_src(c) for c in nb["cells"] if c["cell_type"] == "markdown"
+            and not {"remove-cell", "static-only"} & set(c["metadata"].get("tags", []))]
+
+
+def test_exercise_and_theorem_numbers_follow_the_site():
+    """The site numbers exercises and each sphinx-proof kind per chapter, in order; a section
+    page (3.3) continues its chapter's count. Labels follow ex-<chapter>-<k> (brief), so the
+    number is <chapter>.<k>."""
+    ctx = prepare.book_context(ROOT / "book")
+    chap = dict(prepare.chapters(ROOT / "book"))
+    assert chap.get("03b_stronger_clone") == chap["03_existing_techniques"] == "3"
+    assert ctx.exercises, "no {exercise} in the book"
+    for label, (doc, num, title) in ctx.exercises.items():
+        assert re.match(r"★{1,3} ", title), (label, title)       # difficulty mark first
+        if chap.get(doc) is None:                                # preface: no chapter number
+            continue
+        assert re.fullmatch(r"\d+\.\d+", num), (label, num)
+        assert num.split(".")[0] == chap[doc], (label, doc)
+        m = re.fullmatch(r"ex-(\d+)-(\d+)", label)
+        if m and chap[doc] == m.group(1):
+            assert num == f"{m.group(1)}.{m.group(2)}", (label, num)
+    in_ch3 = sum(1 for doc, _, _ in ctx.exercises.values() if doc == "03_existing_techniques")
+    for label, (doc, num, _) in ctx.exercises.items():
+        m = re.fullmatch(r"ex-3b-(\d+)", label)
+        if m:
+            assert num == f"3.{in_ch3 + int(m.group(1))}", (label, num)
+    assert ctx.exercises["ex-5-2"][:2] == ("05_new_algorithm", "5.2")
+    for label, kind, num in [("thm-4-s5-1", "theorem", "5.1"), ("thm-5-s5-3", "theorem", "5.2"),
+                             ("def-parv", "definition", "5.1"), ("def-gparv", "definition", "5.2"),
+                             ("lem-2-s5-1", "lemma", "5.1"), ("alg-4", "algorithm", "5.1")]:
+        assert ctx.proofs[label][1:3] == (kind, num), label
+    for label, (doc, kind, num, _title) in ctx.proofs.items():
+        assert kind in myst.PROOF_KINDS
+        assert num == "" or chap.get(doc) is None or num.split(".")[0] == chap[doc], label
+    assert not (set(ctx.proofs) | set(ctx.exercises)) & set(ctx.equations)
+
+
+def test_equation_numbers_count_only_labelled_equations():
+    """Theorem and exercise labels never shift equation numbers: (n.k) is the k-th labelled
+    equation ($$ ... $$ (label) or {math} with :label:) of chapter n, section pages included."""
+    ctx = prepare.book_context(ROOT / "book")
+    eq = re.compile(r"\$\$[ \t]*\(([\w:.-]+)\)[ \t]*$|^[ \t]*(?:`{3,}|:{3,})\{math\}.*\n"
+                    r"(?:[ \t]*:[\w-]+:.*\n)*?[ \t]*:label:[ \t]*([\w:.-]+)", re.M)
+    count: dict = {}
+    checked = 0
+    for stem, number in prepare.chapters(ROOT / "book"):
+        if number is None or not (ROOT / "book" / f"{stem}.ipynb").exists():
+            continue
+        for text in _kept_markdown(stem):
+            for m in eq.finditer(text):
+                count[number] = count.get(number, 0) + 1
+                assert ctx.equations[m.group(1) or m.group(2)] == f"{number}.{count[number]}"
+                checked += 1
+    assert checked >= 10 and ctx.equations["intro-protocol"] == "1.1"
+
+
+def test_course_objects_rendered_as_the_site(app):
+    """In every app chapter: each exercise a framed block "Exercise n.k (★ title)" with its
+    label as id, each solution folded under "Solution to Exercise n.k (...)", each theorem-like
+    environment "Theorem n.k (title)", proofs marked, same-page links resolvable, no verdict
+    of a checked answer shown and coursekit importable next to the notebooks."""
+    ctx = prepare.book_context(ROOT / "book")
+    nbs = _notebooks(app)
+    assert (app / "coursekit" / "__init__.py").exists()
+    assert (app / "data").is_dir() and (app / "_static").is_dir()
+    for module in (ROOT / "book").glob("*.py"):
+        assert (app / module.name).exists()
+    for stem in _book_interactive():
+        cells = nbs[stem]["cells"]
+        text = "\n".join(_src(c) for c in cells if c["cell_type"] == "markdown")
+        book_md = "\n".join(_kept_markdown(stem))
+        for label, (doc, num, title) in ctx.exercises.items():
+            if doc == stem:
+                assert f'<div class="amp-admonition amp-exercise" id="{label}">' in text
+                assert f"**Exercise {num} (★" in text, (stem, label)
+        solutions = len(re.findall(r"^[ \t]*(?:`{3,}|:{3,})\{solution\}", book_md, re.M))
+        assert text.count("<b>Solution to Exercise ") + text.count(
+            "**Solution to Exercise ") == solutions
+        for label, (doc, kind, num, _title) in ctx.proofs.items():
+            if doc == stem:
+                assert f'id="{label}"' in text and f"**{kind.title()} {num}" in text, label
+        proofs = len(re.findall(r"^[ \t]*(?:`{3,}|:{3,})\{prf:proof\}", book_md, re.M))
+        assert text.count('<div class="amp-admonition amp-proof">') == proofs
+        ids = set(re.findall(r'id="([^"]+)"', text))
+        heads = {re.sub(r"\s+", "-", h.strip()) for h in re.findall(r"^#+\s+(.+)$", text, re.M)}
+        for target in re.findall(r"\]\(#([^)]+)\)", text):
+            assert target in ids | heads, (stem, target)      # same-page links land
+        for c in cells:
+            if c["cell_type"] == "code":
+                src = _src(c)
+                assert not re.search(r"^check\(", src, re.M), (stem, src[:200])
+                assert "# solution" not in src or src.startswith("%%capture\n"), src[:200]
 
 
 def test_template_requests_nothing_remote():
