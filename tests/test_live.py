@@ -358,10 +358,121 @@ def test_synthetic_chapter(synthetic, tmp_path):
     assert "| [1. Chapter one](01_one.ipynb) | the central ε against the number of users n" in index
 
 
+COURSE_TOC = """format: jb-book
+root: book/intro
+parts:
+  - caption: Chapters
+    numbered: true
+    chapters:
+      - file: book/01_one
+        sections:
+          - file: book/01b_sub
+      - file: book/02_two
+"""
+
+
+@pytest.fixture
+def course(tmp_path) -> Path:
+    """A two-chapter course (chapter 1 with a section page) using every construct of the
+    course conventions: sphinx-exercise, sphinx-proof, {term}, {doc} to an engine page not
+    in the toc, answer/check cells, a solution code cell, coursekit and a book module."""
+    book = tmp_path / "book"
+    (book / "engine").mkdir(parents=True)
+    (book / "coursekit").mkdir()
+    (book / "coursekit" / "__init__.py").write_text("def check(*a, **k):\n    return True\n")
+    (book / "helper.py").write_text("X = 1\n")
+    (tmp_path / "_toc.yml").write_text(COURSE_TOC)
+    (book / "references.bib").write_text(SYNTH_BIB)
+    (book / "intro.md").write_text("# Preface\n")
+    (book / "engine" / "x.md").write_text("# Inside amp: chapter one\n")
+    one = _nb([
+        _md("# Chapter one\n\n$$\na\n$$ (one-a)\n\n"
+            "```{prf:definition} A term (Section 1)\n:label: def-a\n\nA {term}`GPARV` is "
+            "{term}`a law <law>`.\n```\n\n"
+            "````{prf:theorem} Theorem 9 of the paper (§1.1)\n:label: thm-a\n\nStatement\n\n"
+            "$$\nb\n$$ (one-b)\n````\n\n```{prf:proof}\nEasy.\n```\n\n"
+            "```{prf:lemma}\nAn unlabelled lemma.\n```\n\n"
+            "See {prf:ref}`thm-a`, {prf:ref}`the definition <def-a>`, {ref}`ex-1-2`, "
+            "{ref}`ex-2-1`, {ref}`ex-1b-1`, {doc}`engine/x`, {term}`hockey-stick divergence`, "
+            "{eq}`one-b`, {numref}`ex-1-1`."),
+        _code("import helper\nfrom coursekit import check", ["remove-cell"]),
+        _code("widgets.eps_vs_n_widget(helper.X)", ["remove-cell"]),
+        _md("```{exercise} ★ First\n:label: ex-1-1\n\nCompute $2$.\n```"),
+        _code("answer_1_1 = 1 + 1  # solution", ["answer"]),
+        _code("check(\"1.1\", answer_1_1, expected=2,\n      hint=\"add\")"),
+        _md("```{solution} ex-1-1\n:class: dropdown\n\nIt is $1 + 1$.\n```"),
+        _code("print('worked')", ["solution"]),
+        _md(":::{exercise} ★★ Colon fenced\n:label: ex-1-2\n\nBody.\n:::\n\n"
+            "```{rubric} Summary\n```"),
+    ])
+    sub = _nb([_md("# The section\n\n```{exercise} ★★★ In the section\n:label: ex-1b-1\n\nX.\n"
+                   "```\n\n$$\nc\n$$ (sub-c)\n\n```{prf:theorem} Another\n:label: thm-b\n\nY.\n"
+                   "```")])
+    two = _nb([
+        _md("# Chapter two\n\n```{exercise} ★ Second chapter\n:label: ex-2-1\n\nZ.\n```\n\n"
+            "```{solution} ex-2-1\n\nPlain solution, back to {prf:ref}`thm-b` and "
+            "{prf:ref}`thm-a`.\n```"),
+        _code("widgets.gparv_widget()", ["remove-cell"]),
+    ])
+    for name, nb in (("01_one", one), ("01b_sub", sub), ("02_two", two)):
+        (book / f"{name}.ipynb").write_text(json.dumps(nb))
+    return book
+
+
+def test_course_notebook(course, tmp_path):
+    ctx = prepare.book_context(course)
+    assert ctx.exercises["ex-1-1"] == ("01_one", "1.1", "★ First")
+    assert ctx.exercises["ex-1b-1"][1] == "1.3" and ctx.exercises["ex-2-1"][1] == "2.1"
+    assert ctx.proofs["thm-a"] == ("01_one", "theorem", "1.1", "Theorem 9 of the paper (§1.1)")
+    assert ctx.proofs["def-a"][1:3] == ("definition", "1.1")
+    assert ctx.proofs["thm-b"][2] == "1.2"                   # the section continues chapter 1
+    assert ctx.unlabelled[("01_one", "lemma", "")] == "1.1"
+    assert ctx.equations == {"one-a": "1.1", "one-b": "1.2", "sub-c": "1.3"}
+    assert ctx.docs["engine/x"] == "Inside amp: chapter one"   # not in the toc: still known
+
+    info = prepare.build(course, tmp_path / "out", template=False)
+    assert info["chapters"] == ["01_one", "02_two"]
+    app = tmp_path / "out" / "app"
+    assert (app / "coursekit" / "__init__.py").exists() and (app / "helper.py").exists()
+    cells = json.loads((app / "01_one.ipynb").read_text())["cells"]
+    srcs = [_src(c) for c in cells]
+    md = "\n".join(s for c, s in zip(cells, srcs) if c["cell_type"] == "markdown")
+    code = [s for c, s in zip(cells, srcs) if c["cell_type"] == "code"]
+    assert "$$\na\n\\tag{1.1}\n$$" in md and "$$\nb\n\\tag{1.2}\n$$" in md
+    assert ('<div class="amp-admonition amp-proof-definition" id="def-a">\n\n'
+            "**Definition 1.1 (A term (Section 1))**\n\nA GPARV is a law.") in md
+    assert ('<div class="amp-admonition amp-proof-theorem" id="thm-a">\n\n'
+            "**Theorem 1.1 (Theorem 9 of the paper (§1.1))**\n\nStatement") in md
+    assert ('<div class="amp-admonition amp-proof">\n\n*Proof.* Easy.\n\n'
+            '<p style="text-align: right">∎</p>') in md
+    assert "**Lemma 1.1**\n\nAn unlabelled lemma." in md
+    assert ("See [Theorem 1.1](#thm-a), [the definition](#def-a), [Exercise 1.2](#ex-1-2), "
+            "[Exercise 2.1](02_two.ipynb#ex-2-1), Exercise 1.3, Inside amp: chapter one, "
+            "hockey-stick divergence, (1.2), [Exercise 1.1](#ex-1-1).") in md
+    assert ('<div class="amp-admonition amp-exercise" id="ex-1-1">\n\n**Exercise 1.1 (★ First)**'
+            "\n\nCompute $2$.\n\n</div>") in md
+    assert '<div class="amp-admonition amp-exercise" id="ex-1-2">\n\n**Exercise 1.2 (★★ ' in md
+    assert ('<details class="amp-dropdown">\n<summary><b>Solution to Exercise 1.1 (★ First)'
+            "</b></summary>\n\nIt is $1 + 1$.\n\n</details>") in md
+    assert "**Summary**" in md and "Rubric" not in md
+    assert not any("check(" in s or "answer_1_1" in s for s in code)    # no verdict shown
+    assert "%%capture\nimport helper\nfrom coursekit import check" in code
+    k = code.index("%%capture _amp_folded_1\nprint('worked')")
+    assert f"_amp_fold_output(_amp_folded_1, title={prepare.SOLUTION_TOGGLE!r})" in code[k + 1]
+    assert not any(RAW_MYST.search(s) for s in srcs if not s.startswith("%%"))
+    two = "\n".join(_src(c) for c in json.loads((app / "02_two.ipynb").read_text())["cells"])
+    assert ('<div class="amp-admonition amp-solution">\n\n'
+            "**Solution to Exercise 2.1 (★ Second chapter)**") in two      # not a dropdown
+    assert "back to Theorem 1.2 and [Theorem 1.1](01_one.ipynb#thm-a)." in two
+
+
 @pytest.mark.parametrize("text, match", [
     ("{eq}`nope`", "unknown equation"), ("{cite}`nope`", "unknown citation"),
     ("{numref}`nope`", "unknown figure"), ("{doc}`nope`", "unknown document"),
     ("{ref}`nope`", "unknown reference"), ("```{note}\nnever closed", "unclosed"),
+    ("{prf:ref}`nope`", "unknown theorem"), ("```{solution} nope\n```", "unknown exercise"),
+    ("```{exercise} ★ T\n:label: nope\n```", "unknown exercise label"),
+    ("```{prf:theorem} T\n:label: nope\n```", "unknown theorem label"),
 ])
 def test_broken_references_raise(text, match):
     with pytest.raises(myst.MystError, match=match):
