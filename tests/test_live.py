@@ -466,6 +466,15 @@ def test_course_notebook(course, tmp_path):
     assert "back to Theorem 1.2 and [Theorem 1.1](01_one.ipynb#thm-a)." in two
 
 
+def test_shared_proof_counters_follow_the_config(course):
+    """sphinx-proof's prf_realtyp_to_countertyp (kinds sharing a counter) is honoured."""
+    (course.parent / "_config.yml").write_text(
+        "sphinx:\n  config:\n    prf_realtyp_to_countertyp:\n      lemma: theorem\n")
+    ctx = prepare.book_context(course)
+    assert ctx.proofs["thm-a"][2] == "1.1" and ctx.unlabelled[("01_one", "lemma", "")] == "1.2"
+    assert ctx.proofs["thm-b"][2] == "1.3" and ctx.proofs["def-a"][2] == "1.1"
+
+
 @pytest.mark.parametrize("text, match", [
     ("{eq}`nope`", "unknown equation"), ("{cite}`nope`", "unknown citation"),
     ("{numref}`nope`", "unknown figure"), ("{doc}`nope`", "unknown document"),

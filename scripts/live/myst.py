@@ -273,7 +273,7 @@ def _render_directive(name: str, arg: str, options: dict, body: str, indent: str
         return _solution(arg, classes, body, indent, ctx)
     if name == "prf:proof":
         inner = convert(body, ctx).strip("\n")
-        if re.match(r"[^\s$<>#|*+-]", inner) and not re.match(r"\d+\.\s", inner):
+        if inner and not re.match(r"\$\$|[<>#|`]|[-*+]\s|\d+\.\s", inner):
             inner = "*Proof.* " + inner                   # as sphinx-proof: "Proof. First..."
         else:
             inner = "*Proof.*\n\n" + inner

@@ -176,6 +176,19 @@ def _texts(kind: str, content) -> tuple[list[str], list[dict]]:
     return texts, figs
 
 
+def _proof_counters(book: Path) -> dict:
+    """sphinx-proof's ``prf_realtyp_to_countertyp`` from ``_config.yml`` (kinds that share a
+    counter, e.g. ``{"lemma": "theorem"}``); empty by default: one counter per kind."""
+    import yaml
+
+    config = book.parent / "_config.yml"
+    if not config.exists():
+        return {}
+    data = yaml.safe_load(config.read_text(encoding="utf-8")) or {}
+    mapping = ((data.get("sphinx") or {}).get("config") or {}).get("prf_realtyp_to_countertyp")
+    return dict(mapping) if isinstance(mapping, dict) else {}
+
+
 def book_context(book: Path) -> Context:
     """Labels, numbers, titles and citations of the whole book (cross-references work across
     chapters). The app set is filled by :func:`build`.
@@ -184,13 +197,15 @@ def book_context(book: Path) -> Context:
     counter per kind of object, over the chapter's pages in ``_toc.yml`` order (a section page
     such as 3.3 continues its chapter): labelled equations (``$$ ... $$ (label)`` and
     ``{math}`` with ``:label:``; nothing else shifts them), figures, exercises, and each
-    sphinx-proof kind (Theorem 5.1, Lemma 5.1, Definition 5.1 ... count separately;
+    sphinx-proof kind (Theorem 5.1, Lemma 5.1, Definition 5.1 ... count separately, unless
+    ``prf_realtyp_to_countertyp`` in ``_config.yml`` makes kinds share a counter;
     ``{prf:proof}`` and ``:nonumber:`` objects are not numbered). Pages outside numbered parts
     share one counter without a prefix, as in Sphinx."""
     from collections import Counter
 
     ctx = Context()
     counters: dict = {}
+    shared = _proof_counters(book)
     for stem, number in chapters(book):
         loaded = _load(book, stem)
         if loaded is None:
@@ -212,7 +227,8 @@ def book_context(book: Path) -> Context:
                 if name == "equation" or (base == "math" and label):
                     ctx.equations[label or arg] = next_number("equation")
                 elif base == "exercise" or (name.startswith("prf:") and base in PROOF_KINDS):
-                    num = "" if "nonumber" in options else next_number(base)
+                    counter = base if base == "exercise" else shared.get(base, base)
+                    num = "" if "nonumber" in options else next_number(counter)
                     if base == "exercise":
                         entry = (stem, num, arg)
                         table = ctx.exercises
