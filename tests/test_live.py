@@ -22,8 +22,8 @@ import myst  # noqa: E402
 import prepare  # noqa: E402
 
 RAW_MYST = re.compile(r"```\{|:::\{|\{(dropdown|toggle|admonition|note|warning|eq|numref|cite|"
-                      r"cite:t|doc|ref|math)\}|^\([\w.:-]+\)=\s*$|^:class:|\$\$\s*\([\w.:-]+\)",
-                      re.M)
+                      r"cite:t|doc|ref|math|term|exercise|solution|rubric|prf:[a-z]+)\}|"
+                      r"^\([\w.:-]+\)=\s*$|^:(class|label|nonumber):|\$\$\s*\([\w.:-]+\)", re.M)
 
 
 def _src(cell: dict) -> str:
@@ -43,8 +43,13 @@ def _notebooks(app: Path) -> dict:
 
 
 def _book_interactive() -> list[str]:
+    """The chapters of _toc.yml with a widget cell (a notebook not yet in the toc is not in
+    the app)."""
     out = []
-    for p in sorted((ROOT / "book").glob("*.ipynb")):
+    for stem, _number in prepare.chapters(ROOT / "book"):
+        p = ROOT / "book" / f"{stem}.ipynb"
+        if not p.exists():
+            continue
         nb = json.loads(p.read_text(encoding="utf-8"))
         if any(prepare.is_widget_cell(c) and "static-only" not in c["metadata"].get("tags", [])
                for c in nb["cells"]):
@@ -128,6 +133,103 @@ def test_numbers_follow_the_book():
     assert ctx.citations["su2025decomposition"] == "Su et al., 2025"
     feldman = {ctx.citations["feldman2023stronger"], ctx.citations["feldman2023strongercorrected"]}
     assert feldman == {"Feldman et al., 2023a", "Feldman et al., 2023b"}
+
+
+def _kept_markdown(stem: str) -> list[str]:
+    """The Markdown the site renders for one page (remove-cell / static-only cells left out)."""
+    nb = json.loads((ROOT / "book" / f"{stem}.ipynb").read_text(encoding="utf-8"))
+    return [_src(c) for c in nb["cells"] if c["cell_type"] == "markdown"
+            and not {"remove-cell", "static-only"} & set(c["metadata"].get("tags", []))]
+
+
+def test_exercise_and_theorem_numbers_follow_the_site():
+    """The site numbers exercises and each sphinx-proof kind per chapter, in order; a section
+    page (3.3) continues its chapter's count. Labels follow ex-<chapter>-<k> (brief), so the
+    number is <chapter>.<k>."""
+    ctx = prepare.book_context(ROOT / "book")
+    chap = dict(prepare.chapters(ROOT / "book"))
+    assert chap.get("03b_stronger_clone") == chap["03_existing_techniques"] == "3"
+    assert ctx.exercises, "no {exercise} in the book"
+    for label, (doc, num, title) in ctx.exercises.items():
+        assert re.match(r"★{1,3} ", title), (label, title)       # difficulty mark first
+        if chap.get(doc) is None:                                # preface: no chapter number
+            continue
+        assert re.fullmatch(r"\d+\.\d+", num), (label, num)
+        assert num.split(".")[0] == chap[doc], (label, doc)
+        m = re.fullmatch(r"ex-(\d+)-(\d+)", label)
+        if m and chap[doc] == m.group(1):
+            assert num == f"{m.group(1)}.{m.group(2)}", (label, num)
+    in_ch3 = sum(1 for doc, _, _ in ctx.exercises.values() if doc == "03_existing_techniques")
+    for label, (doc, num, _) in ctx.exercises.items():
+        m = re.fullmatch(r"ex-3b-(\d+)", label)
+        if m:
+            assert num == f"3.{in_ch3 + int(m.group(1))}", (label, num)
+    assert ctx.exercises["ex-5-2"][:2] == ("05_new_algorithm", "5.2")
+    for label, kind, num in [("thm-4-s5-1", "theorem", "5.1"), ("thm-5-s5-3", "theorem", "5.2"),
+                             ("def-parv", "definition", "5.1"), ("def-gparv", "definition", "5.2"),
+                             ("lem-2-s5-1", "lemma", "5.1"), ("alg-4", "algorithm", "5.1")]:
+        assert ctx.proofs[label][1:3] == (kind, num), label
+    for label, (doc, kind, num, _title) in ctx.proofs.items():
+        assert kind in myst.PROOF_KINDS
+        assert num == "" or chap.get(doc) is None or num.split(".")[0] == chap[doc], label
+    assert not (set(ctx.proofs) | set(ctx.exercises)) & set(ctx.equations)
+
+
+def test_equation_numbers_count_only_labelled_equations():
+    """Theorem and exercise labels never shift equation numbers: (n.k) is the k-th labelled
+    equation ($$ ... $$ (label) or {math} with :label:) of chapter n, section pages included."""
+    ctx = prepare.book_context(ROOT / "book")
+    eq = re.compile(r"\$\$[ \t]*\(([\w:.-]+)\)[ \t]*$|^[ \t]*(?:`{3,}|:{3,})\{math\}.*\n"
+                    r"(?:[ \t]*:[\w-]+:.*\n)*?[ \t]*:label:[ \t]*([\w:.-]+)", re.M)
+    count: dict = {}
+    checked = 0
+    for stem, number in prepare.chapters(ROOT / "book"):
+        if number is None or not (ROOT / "book" / f"{stem}.ipynb").exists():
+            continue
+        for text in _kept_markdown(stem):
+            for m in eq.finditer(text):
+                count[number] = count.get(number, 0) + 1
+                assert ctx.equations[m.group(1) or m.group(2)] == f"{number}.{count[number]}"
+                checked += 1
+    assert checked >= 10 and ctx.equations["intro-protocol"] == "1.1"
+
+
+def test_course_objects_rendered_as_the_site(app):
+    """In every app chapter: each exercise a framed block "Exercise n.k (★ title)" with its
+    label as id, each solution folded under "Solution to Exercise n.k (...)", each theorem-like
+    environment "Theorem n.k (title)", proofs marked, same-page links resolvable, no verdict
+    of a checked answer shown and coursekit importable next to the notebooks."""
+    ctx = prepare.book_context(ROOT / "book")
+    nbs = _notebooks(app)
+    assert (app / "coursekit" / "__init__.py").exists()
+    assert (app / "data").is_dir() and (app / "_static").is_dir()
+    for module in (ROOT / "book").glob("*.py"):
+        assert (app / module.name).exists()
+    for stem in _book_interactive():
+        cells = nbs[stem]["cells"]
+        text = "\n".join(_src(c) for c in cells if c["cell_type"] == "markdown")
+        book_md = "\n".join(_kept_markdown(stem))
+        for label, (doc, num, title) in ctx.exercises.items():
+            if doc == stem:
+                assert f'<div class="amp-admonition amp-exercise" id="{label}">' in text
+                assert f"**Exercise {num} (★" in text, (stem, label)
+        solutions = len(re.findall(r"^[ \t]*(?:`{3,}|:{3,})\{solution\}", book_md, re.M))
+        assert text.count("<b>Solution to Exercise ") + text.count(
+            "**Solution to Exercise ") == solutions
+        for label, (doc, kind, num, _title) in ctx.proofs.items():
+            if doc == stem:
+                assert f'id="{label}"' in text and f"**{kind.title()} {num}" in text, label
+        proofs = len(re.findall(r"^[ \t]*(?:`{3,}|:{3,})\{prf:proof\}", book_md, re.M))
+        assert text.count('<div class="amp-admonition amp-proof">') == proofs
+        ids = set(re.findall(r'id="([^"]+)"', text))
+        heads = {re.sub(r"\s+", "-", h.strip()) for h in re.findall(r"^#+\s+(.+)$", text, re.M)}
+        for target in re.findall(r"\]\(#([^)]+)\)", text):
+            assert target in ids | heads, (stem, target)      # same-page links land
+        for c in cells:
+            if c["cell_type"] == "code":
+                src = _src(c)
+                assert not re.search(r"^check\(", src, re.M), (stem, src[:200])
+                assert "# solution" not in src or src.startswith("%%capture\n"), src[:200]
 
 
 def test_template_requests_nothing_remote():
@@ -247,7 +349,7 @@ def test_synthetic_chapter(synthetic, tmp_path):
     last = srcs[-1]
     assert '<details class="amp-dropdown">\n<summary><b>Solution</b></summary>' in last
     assert "$$\ny = 2 \\tag{1.2}\n$$" in last
-    assert "and (1.2), see [Exercises](01_one.ipynb#Exercises)." in last
+    assert "and (1.2), see [Exercises](#Exercises)." in last      # same page: no reload
     assert "**Exercise 1.1**" in last and "(sec-ex)=" not in last
     assert '<div class="amp-admonition amp-warning">' in last and "Careful." in last
     assert not any(RAW_MYST.search(s.replace("`{eq}`", "")) for s in srcs
@@ -256,10 +358,130 @@ def test_synthetic_chapter(synthetic, tmp_path):
     assert "| [1. Chapter one](01_one.ipynb) | the central ε against the number of users n" in index
 
 
+COURSE_TOC = """format: jb-book
+root: book/intro
+parts:
+  - caption: Chapters
+    numbered: true
+    chapters:
+      - file: book/01_one
+        sections:
+          - file: book/01b_sub
+      - file: book/02_two
+"""
+
+
+@pytest.fixture
+def course(tmp_path) -> Path:
+    """A two-chapter course (chapter 1 with a section page) using every construct of the
+    course conventions: sphinx-exercise, sphinx-proof, {term}, {doc} to an engine page not
+    in the toc, answer/check cells, a solution code cell, coursekit and a book module."""
+    book = tmp_path / "book"
+    (book / "engine").mkdir(parents=True)
+    (book / "coursekit").mkdir()
+    (book / "coursekit" / "__init__.py").write_text("def check(*a, **k):\n    return True\n")
+    (book / "helper.py").write_text("X = 1\n")
+    (tmp_path / "_toc.yml").write_text(COURSE_TOC)
+    (book / "references.bib").write_text(SYNTH_BIB)
+    (book / "intro.md").write_text("# Preface\n")
+    (book / "engine" / "x.md").write_text("# Inside amp: chapter one\n")
+    one = _nb([
+        _md("# Chapter one\n\n$$\na\n$$ (one-a)\n\n"
+            "```{prf:definition} A term (Section 1)\n:label: def-a\n\nA {term}`GPARV` is "
+            "{term}`a law <law>`.\n```\n\n"
+            "````{prf:theorem} Theorem 9 of the paper (§1.1)\n:label: thm-a\n\nStatement\n\n"
+            "$$\nb\n$$ (one-b)\n````\n\n```{prf:proof}\nEasy.\n```\n\n"
+            "```{prf:lemma}\nAn unlabelled lemma.\n```\n\n"
+            "See {prf:ref}`thm-a`, {prf:ref}`the definition <def-a>`, {ref}`ex-1-2`, "
+            "{ref}`ex-2-1`, {ref}`ex-1b-1`, {doc}`engine/x`, {term}`hockey-stick divergence`, "
+            "{eq}`one-b`, {numref}`ex-1-1`."),
+        _code("import helper\nfrom coursekit import check", ["remove-cell"]),
+        _code("widgets.eps_vs_n_widget(helper.X)", ["remove-cell"]),
+        _md("```{exercise} ★ First\n:label: ex-1-1\n\nCompute $2$.\n```"),
+        _code("answer_1_1 = 1 + 1  # solution", ["answer"]),
+        _code("check(\"1.1\", answer_1_1, expected=2,\n      hint=\"add\")"),
+        _md("```{solution} ex-1-1\n:class: dropdown\n\nIt is $1 + 1$.\n```"),
+        _code("print('worked')", ["solution"]),
+        _md(":::{exercise} ★★ Colon fenced\n:label: ex-1-2\n\nBody.\n:::\n\n"
+            "```{rubric} Summary\n```"),
+    ])
+    sub = _nb([_md("# The section\n\n```{exercise} ★★★ In the section\n:label: ex-1b-1\n\nX.\n"
+                   "```\n\n$$\nc\n$$ (sub-c)\n\n```{prf:theorem} Another\n:label: thm-b\n\nY.\n"
+                   "```")])
+    two = _nb([
+        _md("# Chapter two\n\n```{exercise} ★ Second chapter\n:label: ex-2-1\n\nZ.\n```\n\n"
+            "```{solution} ex-2-1\n\nPlain solution, back to {prf:ref}`thm-b` and "
+            "{prf:ref}`thm-a`.\n```"),
+        _code("widgets.gparv_widget()", ["remove-cell"]),
+    ])
+    for name, nb in (("01_one", one), ("01b_sub", sub), ("02_two", two)):
+        (book / f"{name}.ipynb").write_text(json.dumps(nb))
+    return book
+
+
+def test_course_notebook(course, tmp_path):
+    ctx = prepare.book_context(course)
+    assert ctx.exercises["ex-1-1"] == ("01_one", "1.1", "★ First")
+    assert ctx.exercises["ex-1b-1"][1] == "1.3" and ctx.exercises["ex-2-1"][1] == "2.1"
+    assert ctx.proofs["thm-a"] == ("01_one", "theorem", "1.1", "Theorem 9 of the paper (§1.1)")
+    assert ctx.proofs["def-a"][1:3] == ("definition", "1.1")
+    assert ctx.proofs["thm-b"][2] == "1.2"                   # the section continues chapter 1
+    assert ctx.unlabelled[("01_one", "lemma", "")] == "1.1"
+    assert ctx.equations == {"one-a": "1.1", "one-b": "1.2", "sub-c": "1.3"}
+    assert ctx.docs["engine/x"] == "Inside amp: chapter one"   # not in the toc: still known
+
+    info = prepare.build(course, tmp_path / "out", template=False)
+    assert info["chapters"] == ["01_one", "02_two"]
+    app = tmp_path / "out" / "app"
+    assert (app / "coursekit" / "__init__.py").exists() and (app / "helper.py").exists()
+    cells = json.loads((app / "01_one.ipynb").read_text())["cells"]
+    srcs = [_src(c) for c in cells]
+    md = "\n".join(s for c, s in zip(cells, srcs) if c["cell_type"] == "markdown")
+    code = [s for c, s in zip(cells, srcs) if c["cell_type"] == "code"]
+    assert "$$\na\n\\tag{1.1}\n$$" in md and "$$\nb\n\\tag{1.2}\n$$" in md
+    assert ('<div class="amp-admonition amp-proof-definition" id="def-a">\n\n'
+            "**Definition 1.1 (A term (Section 1))**\n\nA GPARV is a law.") in md
+    assert ('<div class="amp-admonition amp-proof-theorem" id="thm-a">\n\n'
+            "**Theorem 1.1 (Theorem 9 of the paper (§1.1))**\n\nStatement") in md
+    assert ('<div class="amp-admonition amp-proof">\n\n*Proof.* Easy.\n\n'
+            '<p style="text-align: right">∎</p>') in md
+    assert "**Lemma 1.1**\n\nAn unlabelled lemma." in md
+    assert ("See [Theorem 1.1](#thm-a), [the definition](#def-a), [Exercise 1.2](#ex-1-2), "
+            "[Exercise 2.1](02_two.ipynb#ex-2-1), Exercise 1.3, Inside amp: chapter one, "
+            "hockey-stick divergence, (1.2), [Exercise 1.1](#ex-1-1).") in md
+    assert ('<div class="amp-admonition amp-exercise" id="ex-1-1">\n\n**Exercise 1.1 (★ First)**'
+            "\n\nCompute $2$.\n\n</div>") in md
+    assert '<div class="amp-admonition amp-exercise" id="ex-1-2">\n\n**Exercise 1.2 (★★ ' in md
+    assert ('<details class="amp-dropdown">\n<summary><b>Solution to Exercise 1.1 (★ First)'
+            "</b></summary>\n\nIt is $1 + 1$.\n\n</details>") in md
+    assert "**Summary**" in md and "Rubric" not in md
+    assert not any("check(" in s or "answer_1_1" in s for s in code)    # no verdict shown
+    assert "%%capture\nimport helper\nfrom coursekit import check" in code
+    k = code.index("%%capture _amp_folded_1\nprint('worked')")
+    assert f"_amp_fold_output(_amp_folded_1, title={prepare.SOLUTION_TOGGLE!r})" in code[k + 1]
+    assert not any(RAW_MYST.search(s) for s in srcs if not s.startswith("%%"))
+    two = "\n".join(_src(c) for c in json.loads((app / "02_two.ipynb").read_text())["cells"])
+    assert ('<div class="amp-admonition amp-solution">\n\n'
+            "**Solution to Exercise 2.1 (★ Second chapter)**") in two      # not a dropdown
+    assert "back to Theorem 1.2 and [Theorem 1.1](01_one.ipynb#thm-a)." in two
+
+
+def test_shared_proof_counters_follow_the_config(course):
+    """sphinx-proof's prf_realtyp_to_countertyp (kinds sharing a counter) is honoured."""
+    (course.parent / "_config.yml").write_text(
+        "sphinx:\n  config:\n    prf_realtyp_to_countertyp:\n      lemma: theorem\n")
+    ctx = prepare.book_context(course)
+    assert ctx.proofs["thm-a"][2] == "1.1" and ctx.unlabelled[("01_one", "lemma", "")] == "1.2"
+    assert ctx.proofs["thm-b"][2] == "1.3" and ctx.proofs["def-a"][2] == "1.1"
+
+
 @pytest.mark.parametrize("text, match", [
     ("{eq}`nope`", "unknown equation"), ("{cite}`nope`", "unknown citation"),
     ("{numref}`nope`", "unknown figure"), ("{doc}`nope`", "unknown document"),
     ("{ref}`nope`", "unknown reference"), ("```{note}\nnever closed", "unclosed"),
+    ("{prf:ref}`nope`", "unknown theorem"), ("```{solution} nope\n```", "unknown exercise"),
+    ("```{exercise} ★ T\n:label: nope\n```", "unknown exercise label"),
+    ("```{prf:theorem} T\n:label: nope\n```", "unknown theorem label"),
 ])
 def test_broken_references_raise(text, match):
     with pytest.raises(myst.MystError, match=match):

@@ -28,7 +28,7 @@ CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
 RAW_MYST = re.compile(r"```\{|:::\{|\{(dropdown|toggle|admonition|note|eq|numref|cite|doc|ref|"
-                      r"math)\}|^\([\w-]+\)=$", re.M)
+                      r"math|term|exercise|solution|rubric|prf:[a-z]+)\}|^\([\w-]+\)=$", re.M)
 RENDER_TIMEOUT_MS = 240_000
 
 

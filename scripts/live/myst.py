@@ -6,14 +6,23 @@ and does not. Everything MyST-specific is rewritten here:
 
 * directives (backtick or colon fences, nested ones included): ``{admonition}`` / ``{note}`` /
   ``{warning}`` ... become a framed ``<div>`` with a bold title; ``:class: dropdown``,
-  ``{dropdown}`` and ``{toggle}`` become a collapsed ``<details>`` (exercise solutions);
-  ``{math}`` becomes ``$$ ... $$``; ``{code-block}`` / ``{code}`` a fenced code block; any other
-  directive a framed ``<div>`` titled by its name. A note that points readers to ``make live``
-  (the static site's pointer to this app) is dropped.
+  ``{dropdown}`` and ``{toggle}`` become a collapsed ``<details>``; ``{math}`` becomes
+  ``$$ ... $$``; ``{code-block}`` / ``{code}`` a fenced code block; ``{rubric}`` a bold line;
+  any other directive a framed ``<div>`` titled by its name. A note that points readers to
+  ``make live`` (the static site's pointer to this app) is dropped.
+* sphinx-exercise: ``{exercise}`` becomes a framed ``<div id="ex-5-2">`` titled
+  **Exercise 5.2 (★★ title)**, numbered as the site numbers it (per chapter, in order);
+  ``{solution} ex-5-2`` a collapsed ``<details>`` "Solution to Exercise 5.2 (★★ title)" (a
+  framed box when it has no ``dropdown`` class).
+* sphinx-proof: ``{prf:theorem}``, ``{prf:lemma}``, ``{prf:definition}`` ... become a framed
+  ``<div id="label">`` titled **Theorem 5.1 (title)** (one counter per kind and chapter, as
+  the site); ``{prf:proof}`` a framed block titled *Proof.* ending with ∎.
 * labelled equations ``$$ ... $$ (label)`` get the book's number as ``\\tag{5.2}``;
 * roles: ``{eq}`` -> ``(5.2)``, ``{numref}`` -> ``Fig. 7.1``, ``{cite}`` -> ``[Balle et al.,
-  2019]``, ``{doc}`` / ``{ref}`` -> a link to the app notebook (or plain text when the target is
-  not in the app), ``{math}`` -> ``$...$``, any other role -> its text;
+  2019]``, ``{doc}`` / ``{ref}`` / ``{prf:ref}`` -> a link to the app notebook (``#label`` on
+  the same page; plain text when the target is not in the app) reading as the site does:
+  ``Exercise 5.2``, ``Theorem 5.1``, a page or section title; ``{term}`` -> the term (the
+  glossary page is not in the app); ``{math}`` -> ``$...$``; any other role -> its text;
 * ``(label)=`` targets are removed; links to chapters that are not in the app become text.
 
 Unknown labels raise :class:`MystError` (a broken cross-reference must not reach the app
@@ -26,7 +35,7 @@ import html
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["MystError", "Context", "convert", "ADMONITIONS"]
+__all__ = ["MystError", "Context", "convert", "scan", "ADMONITIONS", "PROOF_KINDS"]
 
 
 class MystError(ValueError):
@@ -36,6 +45,11 @@ class MystError(ValueError):
 #: Directive names rendered as a framed box titled by the capitalised name.
 ADMONITIONS = ("note", "tip", "hint", "important", "warning", "caution", "attention", "danger",
                "error", "seealso")
+
+#: sphinx-proof environments numbered by the site (one counter per kind); ``prf:proof`` is not.
+PROOF_KINDS = ("algorithm", "assumption", "axiom", "conjecture", "corollary", "criterion",
+               "definition", "example", "lemma", "observation", "property", "proposition",
+               "notation", "remark", "theorem")
 
 FENCE_OPEN = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|:{3,})\{(?P<name>[\w:-]+)\}"
                         r"[ \t]*(?P<arg>.*?)[ \t]*$")
@@ -63,6 +77,16 @@ class Context:
         bibtex key -> in-text label (``"Balle et al., 2019"``).
     app : set
         document stems present in the live app (links to the others become text).
+    exercises : dict
+        exercise label -> ``(document stem, number text or "", title)``.
+    proofs : dict
+        sphinx-proof label -> ``(document stem, kind, number text or "", title)``; ``kind`` is
+        the directive name without ``prf:`` (``"theorem"``).
+    unlabelled : dict
+        ``(document stem, directive name, title)`` -> number text, for numbered environments
+        without a ``:label:`` (the site numbers them too).
+    current : str
+        the document being converted (references into it become ``#label`` links).
     """
 
     equations: dict = field(default_factory=dict)
@@ -71,6 +95,10 @@ class Context:
     sections: dict = field(default_factory=dict)
     citations: dict = field(default_factory=dict)
     app: set = field(default_factory=set)
+    exercises: dict = field(default_factory=dict)
+    proofs: dict = field(default_factory=dict)
+    unlabelled: dict = field(default_factory=dict)
+    current: str = ""
     drop_live_pointers: bool = True
 
 
@@ -86,9 +114,27 @@ def _doc_link(stem: str, text: str, ctx: Context, anchor: str = "") -> str:
     stem = stem.removeprefix("./")
     for suffix in (".ipynb", ".md"):
         stem = stem.removesuffix(suffix)
+    if anchor and stem == ctx.current:
+        return f"[{text}]({anchor})"              # same page: no reload (no new kernel)
     if stem in ctx.app:
         return f"[{text}]({stem}.ipynb{anchor})"
     return text
+
+
+def _kind_title(kind: str) -> str:
+    return kind.title()                          # as sphinx-proof: "Theorem", "Lemma", ...
+
+
+def _object(label: str, ctx: Context) -> tuple[str, str, str] | None:
+    """``(document, "Exercise 5.2" / "Theorem 5.1", title)`` of an exercise or sphinx-proof
+    label, or None."""
+    if label in ctx.exercises:
+        doc, num, title = ctx.exercises[label]
+        return doc, f"Exercise {num}".strip(), title
+    if label in ctx.proofs:
+        doc, kind, num, title = ctx.proofs[label]
+        return doc, f"{_kind_title(kind)} {num}".strip(), title
+    return None
 
 
 def _role(m: re.Match, ctx: Context) -> str:
@@ -110,6 +156,12 @@ def _role(m: re.Match, ctx: Context) -> str:
         return f"({ctx.equations[label]})"
     if role == "numref":
         text, label = _split_explicit(body)
+        obj = _object(label, ctx)
+        if obj and label not in ctx.figures:             # Exercise 5.2, Theorem 5.1
+            doc, name, _title = obj
+            num = name.split(" ", 1)[-1]
+            shown = text.replace("%s", num).replace("{number}", num) if text else name
+            return _doc_link(doc, shown, ctx, "#" + label)
         if label not in ctx.figures:
             raise MystError(f"unknown figure label {label!r}")
         num = ctx.figures[label]
@@ -130,7 +182,16 @@ def _role(m: re.Match, ctx: Context) -> str:
             return _doc_link(stem, text or heading, ctx, anchor)
         if label in ctx.figures:
             return text or f"Fig. {ctx.figures[label]}"
+        if label in ctx.exercises:                      # the site: "Exercise 5.2"
+            doc, name, _title = _object(label, ctx)
+            return _doc_link(doc, text or name, ctx, "#" + label)
         raise MystError(f"unknown reference label {label!r}")
+    if role == "prf:ref":
+        text, label = _split_explicit(body)
+        if label not in ctx.proofs:
+            raise MystError(f"unknown theorem/definition label {label!r} ({{prf:ref}})")
+        doc, name, _title = _object(label, ctx)        # the site: "Theorem 5.1"
+        return _doc_link(doc, text or name, ctx, "#" + label)
     if role == "math":
         return f"${body}$"
     if name in ("code", "literal", "samp", "file", "command", "kbd", "envvar", "option",
@@ -204,6 +265,21 @@ def _render_directive(name: str, arg: str, options: dict, body: str, indent: str
     if base in ("code-block", "code", "code-cell", "sourcecode"):
         lang = arg.split()[0] if arg else ""
         return _indent(f"```{lang}\n{body}\n```", indent)
+    if base == "rubric":                                  # a paragraph heading
+        return _indent(f"**{_inline(arg, ctx)}**", indent)
+    if base == "exercise" or (name.startswith("prf:") and base in PROOF_KINDS):
+        return _numbered(base, arg, options, classes, body, indent, ctx)
+    if name == "solution":
+        return _solution(arg, classes, body, indent, ctx)
+    if name == "prf:proof":
+        inner = convert(body, ctx).strip("\n")
+        if inner and not re.match(r"\$\$|[<>#|`]|[-*+]\s|\d+\.\s", inner):
+            inner = "*Proof.* " + inner                   # as sphinx-proof: "Proof. First..."
+        else:
+            inner = "*Proof.*\n\n" + inner
+        out = (f'<div class="amp-admonition amp-proof">\n\n{inner}\n\n'
+               '<p style="text-align: right">∎</p>\n\n</div>')
+        return _indent(out, indent)
     inner = convert(body, ctx).strip("\n")
     if base in ("dropdown", "toggle") or "dropdown" in classes or "toggle" in classes:
         title = _inline(_title(base, arg) if base != "toggle" else (arg or "Show"), ctx)
@@ -221,36 +297,72 @@ def _render_directive(name: str, arg: str, options: dict, body: str, indent: str
     return _indent(out, indent)
 
 
+def _box(kind: str, label: str, title: str, inner: str, classes: list, indent: str) -> str:
+    """A framed, titled block with the label as its HTML id (the target of references), or a
+    collapsed ``<details>`` when the directive has the ``dropdown`` class."""
+    anchor = f' id="{html.escape(label)}"' if label else ""
+    if "dropdown" in classes or "toggle" in classes:
+        out = (f'<details class="amp-dropdown"{anchor}>\n<summary><b>{title}</b></summary>\n\n'
+               f"{inner}\n\n</details>")
+    else:
+        names = ["amp-admonition", f"amp-{kind}"]
+        names += [c for c in classes if re.fullmatch(r"[\w-]+", c) and c not in names]
+        out = f'<div class="{" ".join(names)}"{anchor}>\n\n**{title}**\n\n{inner}\n\n</div>'
+    return _indent(out, indent)
+
+
+def _numbered(base: str, arg: str, options: dict, classes: list, body: str, indent: str,
+              ctx: Context) -> str:
+    """``{exercise}`` and the numbered sphinx-proof environments: "Exercise 5.2 (★★ title)",
+    "Theorem 5.1 (title)", numbered as the site (:func:`prepare.book_context`)."""
+    label = options.get("label", "").strip()
+    table = ctx.exercises if base == "exercise" else ctx.proofs
+    if label:
+        if label not in table:
+            raise MystError(f"unknown {base} label {label!r}")
+        num = table[label][-2]
+    else:
+        num = ctx.unlabelled.get((ctx.current, base, arg), "")
+    if "nonumber" in options:
+        num = ""
+    title = f"{_kind_title(base)} {num}".strip()
+    if arg:
+        title += f" ({_inline(arg, ctx)})"
+    inner = convert(body, ctx).strip("\n")
+    return _box("proof-" + base if base != "exercise" else "exercise", label, title, inner,
+                classes, indent)
+
+
+def _solution(arg: str, classes: list, body: str, indent: str, ctx: Context) -> str:
+    """``{solution} ex-5-2``: "Solution to Exercise 5.2 (★★ title)", folded when it has the
+    ``dropdown`` class (as the site)."""
+    label = arg.strip()
+    if label not in ctx.exercises:
+        raise MystError(f"solution to an unknown exercise label {label!r}")
+    _doc, num, ex_title = ctx.exercises[label]
+    title = f"Solution to Exercise {num}".strip()
+    if ex_title:
+        title += f" ({_inline(ex_title, ctx)})"
+    inner = convert(body, ctx).strip("\n")
+    return _box("solution", "", title, inner, classes, indent)
+
+
 def _closing(line: str, char: str, length: int) -> bool:
     s = line.strip()
     return len(s) >= length and set(s) == {char}
 
 
-def convert(text: str, ctx: Context) -> str:
-    """Convert one Markdown cell (or a directive body) from MyST to Jupyter Markdown.
-
-    Examples
-    --------
-    >>> ctx = Context(equations={"e": "2.1"}, citations={"k": "Doe, 2020"})
-    >>> convert("See {eq}`e` and {cite}`k`.", ctx)
-    'See (2.1) and [Doe, 2020].'
-    """
+def _parse(text: str):
+    """The blocks of a piece of MyST, in order: ``("directive", name, arg, options, body,
+    indent)``, ``("code", raw)`` (an ordinary fenced code block), ``("target", label)`` (a
+    ``(label)=`` line) and ``("line", line)`` (anything else)."""
     lines = text.split("\n")
-    out: list[str] = []
-    chunk: list[str] = []           # plain Markdown waiting for inline conversion
-
-    def flush() -> None:
-        if chunk:
-            out.append(_inline("\n".join(chunk), ctx))
-            chunk.clear()
-
     i = 0
     while i < len(lines):
         line = lines[i]
         d = FENCE_OPEN.match(line)
         c = None if d else CODE_OPEN.match(line)
         if d:
-            flush()
             char, length = d.group("fence")[0], len(d.group("fence"))
             j = i + 1
             options: dict = {}
@@ -274,32 +386,90 @@ def convert(text: str, ctx: Context) -> str:
             indent = d.group("indent")
             body = "\n".join(ln[len(indent):] if ln.startswith(indent) else ln
                              for ln in lines[start:j])
-            rendered = _render_directive(d.group("name"), d.group("arg"), options, body,
-                                         indent, ctx)
-            if rendered:
-                out.append(rendered)
+            yield "directive", d.group("name"), d.group("arg"), options, body, indent
             i = j + 1
             continue
         if c:                                   # ordinary code block: copied verbatim
-            flush()
             char, length = c.group("fence")[0], len(c.group("fence"))
             j = i + 1
             while j < len(lines) and not _closing(lines[j], char, length):
                 j += 1
-            out.append("\n".join(lines[i:j + 1]))
+            yield "code", "\n".join(lines[i:j + 1])
             i = j + 1
             continue
-        if TARGET.match(line):                  # (label)= : the target itself is invisible
-            i += 1
-            continue
-        e = EQ_LABEL.search(line)
-        if e:
-            label = e.group("label")
-            if label not in ctx.equations:
-                raise MystError(f"unknown equation label {label!r}")
-            line = line[:e.start()] + f"\\tag{{{ctx.equations[label]}}}\n$$"
-        chunk.append(line)
+        t = TARGET.match(line)
+        if t:
+            yield "target", t.group("label")
+        else:
+            yield "line", line
         i += 1
+
+
+def scan(text: str) -> list[tuple[str, str, dict]]:
+    r"""The numbered objects of a piece of MyST in document order (nested directives included,
+    code blocks skipped): ``(name, arg, options)`` per directive and ``("equation", label,
+    {})`` per labelled ``$$ ... $$ (label)`` equation. :func:`prepare.book_context` numbers
+    them as the site does.
+
+    Examples
+    --------
+    >>> [(n, a) for n, a, _ in scan("$$\nx\n$$ (e)\n\n```{exercise} ★ T\n:label: ex-1-1\n```")]
+    [('equation', 'e'), ('exercise', '★ T')]
+    """
+    out: list[tuple[str, str, dict]] = []
+    for block in _parse(text):
+        if block[0] == "directive":
+            _, name, arg, options, body, _indent = block
+            out.append((name, arg, options))
+            if name.split(":")[-1] not in ("math", "code-block", "code", "code-cell",
+                                           "sourcecode", "raw", "eval-rst"):
+                out.extend(scan(body))
+        elif block[0] == "line":
+            e = EQ_LABEL.search(block[1])
+            if e:
+                out.append(("equation", e.group("label"), {}))
+    return out
+
+
+def convert(text: str, ctx: Context) -> str:
+    """Convert one Markdown cell (or a directive body) from MyST to Jupyter Markdown.
+
+    Examples
+    --------
+    >>> ctx = Context(equations={"e": "2.1"}, citations={"k": "Doe, 2020"})
+    >>> convert("See {eq}`e` and {cite}`k`.", ctx)
+    'See (2.1) and [Doe, 2020].'
+    """
+    out: list[str] = []
+    chunk: list[str] = []           # plain Markdown waiting for inline conversion
+
+    def flush() -> None:
+        if chunk:
+            out.append(_inline("\n".join(chunk), ctx))
+            chunk.clear()
+
+    for block in _parse(text):
+        kind = block[0]
+        if kind == "directive":
+            flush()
+            _, name, arg, options, body, indent = block
+            rendered = _render_directive(name, arg, options, body, indent, ctx)
+            if rendered:
+                out.append(rendered)
+        elif kind == "code":
+            flush()
+            out.append(block[1])
+        elif kind == "target":                  # (label)= : the target itself is invisible
+            continue
+        else:
+            line = block[1]
+            e = EQ_LABEL.search(line)
+            if e:
+                label = e.group("label")
+                if label not in ctx.equations:
+                    raise MystError(f"unknown equation label {label!r}")
+                line = line[:e.start()] + f"\\tag{{{ctx.equations[label]}}}\n$$"
+            chunk.append(line)
     flush()
     result = "\n".join(out)
     return re.sub(r"\n{3,}", "\n\n", result)

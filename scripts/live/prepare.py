@@ -11,8 +11,16 @@ writes
   (a removed code cell that defines something later cells use still runs, silently),
   ``remove-output`` cells run silently, ``hide-output`` / ``hide-cell`` outputs folded behind a
   "Show output" toggle, figure captions and numbers of the book under their figures, outputs
-  cleared. Voila hides every code input (``--strip_sources=True``, the default).
+  cleared. Voila hides every code input (``--strip_sources=True``, the default). Course cells
+  (``book/coursekit``): answer cells (tag ``answer``) and the ``check(...)`` statements of check
+  cells are for a notebook the reader edits, so the app shows no verdict (what later cells
+  need still runs, silently); a code cell tagged ``solution`` has its output folded behind a
+  toggle, like the solution text above it. Exercises, solutions, theorems and their
+  references are numbered as the site numbers them (:func:`book_context`, :mod:`myst`).
 * ``OUT/app/index.ipynb``: the landing page, one line per interactive chapter.
+* beside them, links to what the chapters import or read: ``data``, ``_static``,
+  ``coursekit`` (``from coursekit import check``), the book's modules (``book/*.py``), and
+  ``OUT/scripts`` (read as ``../scripts``).
 * ``OUT/share/voila/templates/amp/``: the Voila template (``scripts/live/template``): Voila's
   "lab" template without its CDN stylesheets, and a server root that opens the landing page.
   (MathJax: ``make live`` passes ``--Voila.mathjax_url=null --Voila.mathjax_config=null``,
@@ -37,7 +45,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from myst import Context, MystError, convert  # noqa: E402
+from myst import PROOF_KINDS, Context, MystError, convert, scan  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = Path(__file__).resolve().parent / "template"
@@ -46,6 +54,12 @@ TEMPLATE_NAME = "amp"
 REMOVE_CELL, REMOVE_INPUT, REMOVE_OUTPUT = "remove-cell", "remove-input", "remove-output"
 HIDE_OUTPUT = ("hide-output", "hide-cell")
 STATIC_ONLY, LIVE_ONLY = "static-only", "live-only"
+ANSWER, SOLUTION = "answer", "solution"          # course cells (book/coursekit, make student)
+SOLUTION_TOGGLE = "Show the output of the solution's computation"
+#: What the chapters import or read next to them (book/...): linked into the app directory.
+BESIDE = ("data", "_static", "coursekit")
+#: Repository folders the chapters read as ``../NAME`` (hidden checks): linked beside the app.
+UPWARD = ("scripts",)
 #: What each widget of amp.viz lets the reader do (the landing page's second column); a chapter
 #: whose widget is not listed gets its first learning goal instead.
 WIDGET_LINES = {
@@ -75,22 +89,27 @@ def _source(cell: dict) -> str:
 
 
 def chapters(book: Path) -> list[tuple[str, str | None]]:
-    """``(stem, chapter number or None)`` in the order of ``_toc.yml`` (numbered parts count)."""
+    """``(stem, chapter number or None)`` in the order of ``_toc.yml`` (numbered parts count).
+    A section of a numbered chapter (``03b_stronger_clone`` under chapter 3) has its chapter's
+    number: the site numbers its equations, figures, exercises and theorems on from the
+    chapter's (Exercise 3.5 after Exercises 3.1-3.4; Sphinx's numfig_secnum_depth = 1)."""
     import yaml
 
     toc = yaml.safe_load((book.parent / "_toc.yml").read_text(encoding="utf-8"))
     out: list[tuple[str, str | None]] = []
     number = 0
 
-    def walk(entries, numbered):
+    def walk(entries, numbered, parent=None):
         nonlocal number
         for e in entries or []:
+            chapter = parent
             if "file" in e:       # the path below book/: "01_introduction", "api/index"
                 stem = str(Path(e["file"]).relative_to(book.name))
-                if numbered:
+                if numbered and parent is None:
                     number += 1
-                out.append((stem, str(number) if numbered else None))
-            walk(e.get("sections"), False)
+                    chapter = str(number)
+                out.append((stem, chapter))
+            walk(e.get("sections"), numbered, chapter if numbered else None)
     out.append((str(Path(toc["root"]).relative_to(book.name)), None))
     for part in toc.get("parts", []):
         walk(part.get("chapters"), bool(part.get("numbered")))
@@ -141,40 +160,101 @@ def _kept(cell: dict) -> bool:
     return not (_tags(cell) & {REMOVE_CELL, STATIC_ONLY})
 
 
+def _title_of(texts: list[str], stem: str) -> str:
+    return next((m.group(1).strip() for t in texts
+                 for m in [re.search(r"^#\s+(.+)$", t, re.M)] if m), stem)
+
+
+def _texts(kind: str, content) -> tuple[list[str], list[dict]]:
+    """The rendered Markdown texts and the figure metadata of a page, in order."""
+    if kind == "md":
+        return [content], []
+    cells = [c for c in content["cells"] if _kept(c)]
+    texts = [_source(c) for c in cells if c["cell_type"] == "markdown"]
+    figs = [c["metadata"]["mystnb"]["figure"] for c in cells
+            if c["cell_type"] == "code" and "figure" in c.get("metadata", {}).get("mystnb", {})]
+    return texts, figs
+
+
+def _proof_counters(book: Path) -> dict:
+    """sphinx-proof's ``prf_realtyp_to_countertyp`` from ``_config.yml`` (kinds that share a
+    counter, e.g. ``{"lemma": "theorem"}``); empty by default: one counter per kind."""
+    import yaml
+
+    config = book.parent / "_config.yml"
+    if not config.exists():
+        return {}
+    data = yaml.safe_load(config.read_text(encoding="utf-8")) or {}
+    mapping = ((data.get("sphinx") or {}).get("config") or {}).get("prf_realtyp_to_countertyp")
+    return dict(mapping) if isinstance(mapping, dict) else {}
+
+
 def book_context(book: Path) -> Context:
     """Labels, numbers, titles and citations of the whole book (cross-references work across
-    chapters). The app set is filled by :func:`build`."""
+    chapters). The app set is filled by :func:`build`.
+
+    Numbering follows the site (Sphinx numfig, ``numfig_secnum_depth`` 1): per chapter, one
+    counter per kind of object, over the chapter's pages in ``_toc.yml`` order (a section page
+    such as 3.3 continues its chapter): labelled equations (``$$ ... $$ (label)`` and
+    ``{math}`` with ``:label:``; nothing else shifts them), figures, exercises, and each
+    sphinx-proof kind (Theorem 5.1, Lemma 5.1, Definition 5.1 ... count separately, unless
+    ``prf_realtyp_to_countertyp`` in ``_config.yml`` makes kinds share a counter;
+    ``{prf:proof}`` and ``:nonumber:`` objects are not numbered). Pages outside numbered parts
+    share one counter without a prefix, as in Sphinx."""
+    from collections import Counter
+
     ctx = Context()
+    counters: dict = {}
+    shared = _proof_counters(book)
     for stem, number in chapters(book):
         loaded = _load(book, stem)
         if loaded is None:
             continue
         kind, content = loaded
-        if kind == "md":
-            texts, figs = [content], []
-        else:
-            cells = [c for c in content["cells"] if _kept(c)]
-            texts = [_source(c) for c in cells if c["cell_type"] == "markdown"]
-            figs = [c["metadata"]["mystnb"]["figure"] for c in cells
-                    if c["cell_type"] == "code"
-                    and "figure" in c.get("metadata", {}).get("mystnb", {})]
-        title = next((m.group(1).strip() for t in texts
-                      for m in [re.search(r"^#\s+(.+)$", t, re.M)] if m), stem)
-        ctx.docs[stem] = title
+        texts, figs = _texts(kind, content)
+        ctx.docs[stem] = _title_of(texts, stem)
         prefix = f"{number}." if number else ""
-        eq = 0
+        count = counters.setdefault(number, Counter())
+
+        def next_number(what: str) -> str:
+            count[what] += 1
+            return f"{prefix}{count[what]}"
+
         for t in texts:
-            for m in re.finditer(r"\$\$[ \t]*\(([\w:.-]+)\)[ \t]*$", t, re.M):
-                eq += 1
-                ctx.equations[m.group(1)] = f"{prefix}{eq}"
-            for m in re.finditer(r"^:label:[ \t]*([\w:.-]+)", t, re.M):
-                eq += 1
-                ctx.equations[m.group(1)] = f"{prefix}{eq}"
+            for name, arg, options in scan(t):
+                base = name.split(":")[-1]
+                label = options.get("label", "").strip()
+                if name == "equation" or (base == "math" and label):
+                    ctx.equations[label or arg] = next_number("equation")
+                elif base == "exercise" or (name.startswith("prf:") and base in PROOF_KINDS):
+                    counter = base if base == "exercise" else shared.get(base, base)
+                    num = "" if "nonumber" in options else next_number(counter)
+                    if base == "exercise":
+                        entry = (stem, num, arg)
+                        table = ctx.exercises
+                    else:
+                        entry = (stem, base, num, arg)
+                        table = ctx.proofs
+                    if label:
+                        table[label] = entry
+                    else:
+                        ctx.unlabelled.setdefault((stem, base, arg), num)
             for m in re.finditer(r"^\(([\w:.-]+)\)=[ \t]*\n+#+\s+(.+)$", t, re.M):
                 ctx.sections[m.group(1)] = (stem, m.group(2).strip())
-        for k, fig in enumerate(figs, 1):
+        for fig in figs:
+            num = next_number("figure")
             if fig.get("name"):
-                ctx.figures[fig["name"]] = f"{prefix}{k}"
+                ctx.figures[fig["name"]] = num
+    # pages not (yet) in _toc.yml: known by title, so that {doc} to them reads as text
+    for path in sorted(list(book.rglob("*.md")) + list(book.rglob("*.ipynb"))):
+        rel = path.relative_to(book)
+        if any(part.startswith(("_", ".")) for part in rel.parts):
+            continue
+        stem = str(rel.with_suffix(""))
+        if stem not in ctx.docs:
+            loaded = _load(book, stem)
+            if loaded is not None:
+                ctx.docs[stem] = _title_of(_texts(*loaded)[0], stem)
     ctx.citations = citation_labels(book / "references.bib")
     return ctx
 
@@ -304,9 +384,44 @@ def _markdown(source: str) -> dict:
     return {"cell_type": "markdown", "id": "", "metadata": {}, "source": source}
 
 
-def prepare_notebook(nb: dict, ctx: Context) -> dict:
-    """The app version of one chapter (see the module docstring)."""
+def _is_check_call(node: ast.AST) -> bool:
+    if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)):
+        return False
+    f = node.value.func
+    return (f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")) == "check"
+
+
+def _strip_checks(source: str) -> tuple[str, bool]:
+    """A check cell without its ``check(...)`` statements (``coursekit.check``: the app has no
+    answer cell a reader could edit), and whether there were any."""
+    tree = _python(source)
+    if tree is None:
+        return source, False
+    spans = [(st.lineno, st.end_lineno) for st in tree.body if _is_check_call(st)]
+    if not spans:
+        return source, False
+    lines = source.split("\n")
+    drop = {k for a, b in spans for k in range(a - 1, b)}
+    return "\n".join(ln for k, ln in enumerate(lines) if k not in drop).strip("\n"), True
+
+
+def prepare_notebook(nb: dict, ctx: Context, stem: str = "") -> dict:
+    """The app version of one chapter (see the module docstring). ``stem`` names the chapter
+    (references to its own labels become ``#label`` links)."""
+    ctx.current = stem
     cells = [c for c in nb["cells"] if STATIC_ONLY not in _tags(c)]
+    # 0. checked answers: answer cells (tag "answer") and the check(...) statements after them
+    #    are for a notebook the reader edits; the app (code hidden) runs what later cells need,
+    #    silently, and shows no verdict
+    sources, silent = [], []
+    for c in cells:
+        src = _source(c)
+        quiet = False
+        if c["cell_type"] == "code" and not is_widget_cell(c):
+            src, had_checks = _strip_checks(src)
+            quiet = had_checks or ANSWER in _tags(c)
+        sources.append(src)
+        silent.append(quiet)
     # 1. which removed code cells can be left out: walk backwards, tracking the names that
     #    later kept cells read
     needed: set = set()
@@ -316,8 +431,12 @@ def prepare_notebook(nb: dict, ctx: Context) -> dict:
         c = cells[i]
         if c["cell_type"] != "code":
             continue
-        tree = _python(_source(c))
-        if REMOVE_CELL in _tags(c) and not is_widget_cell(c) and _droppable(tree, needed):
+        if not sources[i].strip():
+            keep[i] = False
+            continue
+        tree = _python(sources[i])
+        removable = (REMOVE_CELL in _tags(c) or silent[i]) and not is_widget_cell(c)
+        if removable and _droppable(tree, needed):
             keep[i] = False
             continue
         if tree is None:      # an unparsable kept cell: keep every cell before it
@@ -330,23 +449,30 @@ def prepare_notebook(nb: dict, ctx: Context) -> dict:
     out: list[dict] = []
     fold = 0
     fig_count = 0
-    for c, kept in zip(cells, keep):
+    for c, kept, src, quiet in zip(cells, keep, sources, silent):
         tags = _tags(c)
         if c["cell_type"] == "markdown":
             if REMOVE_CELL in tags:
                 continue
-            text = convert(_source(c), ctx).strip()
+            text = convert(src, ctx).strip()
             if text:
                 out.append(_markdown(text))
             continue
         if c["cell_type"] != "code" or not kept:
             continue
-        src = _source(c).rstrip()
+        src = src.rstrip()
         if is_widget_cell(c):
             out.append(_code(src, ["widget"]))
             continue
-        if tags & {REMOVE_CELL, REMOVE_OUTPUT}:
+        if tags & {REMOVE_CELL, REMOVE_OUTPUT} or quiet:
             out.append(_code("%%capture\n" + src))
+            continue
+        if SOLUTION in tags:                  # a solution's computation: folded, as its text
+            fold += 1
+            var = f"_amp_folded_{fold}"
+            out.append(_code(f"%%capture {var}\n{src}"))
+            out.append(_code("from amp.viz.widgets import fold_output as _amp_fold_output\n"
+                             f"_amp_fold_output({var}, title={SOLUTION_TOGGLE!r})"))
             continue
         if tags & set(HIDE_OUTPUT):
             fold += 1
@@ -429,7 +555,7 @@ def build(book: Path, out: Path, *, template: bool = True) -> dict:
     entries = []
     for stem, number, nb in interactive:
         try:
-            app_nb = prepare_notebook(nb, ctx)
+            app_nb = prepare_notebook(nb, ctx, stem)
         except MystError as exc:
             raise MystError(f"{stem}: {exc}") from None
         back = _markdown('<p class="amp-live-note"><a href="index.ipynb">&larr; all interactive '
@@ -444,9 +570,17 @@ def build(book: Path, out: Path, *, template: bool = True) -> dict:
         entries.append((stem, number, ctx.docs.get(stem, stem), line))
     (app_dir / "index.ipynb").write_text(json.dumps(landing_page(entries, ctx), indent=1,
                                                     ensure_ascii=False) + "\n", encoding="utf-8")
-    for name in ("data", "_static"):           # relative paths read by chapters keep working
+    # relative paths and imports of the chapters keep working: data, _static, coursekit
+    # (from coursekit import check) and the book's own modules (import accuracy_figs)
+    for name in BESIDE:
         if (book / name).exists():
             (app_dir / name).symlink_to((book / name).resolve(), target_is_directory=True)
+    for module in sorted(book.glob("*.py")):
+        (app_dir / module.name).symlink_to(module.resolve())
+    for name in UPWARD:                        # "../scripts" from the app as from book/
+        target, link = book.parent / name, out / name
+        if target.is_dir() and not link.exists():
+            link.symlink_to(target.resolve(), target_is_directory=True)
     if template:
         dest = out / "share" / "voila" / "templates" / TEMPLATE_NAME
         if dest.exists():
