@@ -197,6 +197,14 @@ class _DropAsserts(ast.NodeTransformer):
     def visit_Assert(self, node: ast.Assert) -> None:
         return None
 
+    def _prune(self, node: ast.AST) -> ast.AST | None:
+        """A loop/if/with left with nothing but ``pass`` is dropped."""
+        node = self.generic_visit(node)
+        only_pass = all(isinstance(s, ast.Pass) for s in node.body + getattr(node, "orelse", []))
+        return None if only_pass else node
+
+    visit_For = visit_While = visit_If = visit_With = _prune
+
     def visit_Expr(self, node: ast.Expr) -> ast.AST | None:
         f = node.value.func if isinstance(node.value, ast.Call) else None
         name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
