@@ -18,9 +18,10 @@ both, a page also fails on
 
 * a document wider than the viewport (the whole page would scroll sideways; the widest
   offending elements are named);
-* clipped display math: a display equation (``mjx-container[display="true"]``) whose content is
-  wider than its box (``scrollWidth > clientWidth``) while its box does not scroll
-  (``overflow-x`` not ``auto``/``scroll``), or whose box runs past the article's right edge;
+* clipped math: a display equation (``mjx-container[display="true"]``), or an inline one, whose
+  content is wider than its box (``scrollWidth > clientWidth``) while the box does not scroll
+  (``overflow-x`` not ``auto``/``scroll``) and is cut by an ancestor that hides overflow (the
+  theme's ``div.math``/``span.math``) or runs past the article's right edge;
 * more than one visible search box (search fields and search buttons of the theme).
 
 At 390 px code blocks may scroll inside themselves (a line of 88 characters cannot fit a phone).
@@ -141,32 +142,32 @@ _LAYOUT_JS = """
   // article) without a scrolling box in between; a box of its own that scrolls is fine.
   const clipped = [];
   const mathBoxes = document.querySelectorAll('mjx-container[display="true"]');
-  for (const el of mathBoxes) {
-    if (el.offsetParent === null) continue;           // folded away
-    if (el.scrollWidth <= el.clientWidth + 1 && el.getBoundingClientRect().right <= right + 1) {
-      const m = el.querySelector('mjx-math');
-      if (!m || m.getBoundingClientRect().right <= el.getBoundingClientRect().right + 1) continue;
-    }
-    if (scrolls(el)) continue;                        // scrolls inside its own block
-    const r = el.getBoundingClientRect();
-    const contentRight = Math.max(r.left + el.scrollWidth,
-      el.querySelector('mjx-math') ? el.querySelector('mjx-math').getBoundingClientRect().right : 0);
+  const TOL = 2;
+  for (const el of (article || document).querySelectorAll('mjx-container')) {
+    const kind = el.getAttribute('display') === 'true' ? '' : 'inline math: ';
+    const math = el.querySelector('mjx-math');      // what is drawn (not the screen-reader copy)
+    if (el.offsetParent === null || !math) continue;  // folded away
+    const mathRight = math.getBoundingClientRect().right;
     let verdict = null;
-    for (let p = el.parentElement; p && p !== document.body; p = p.parentElement) {
+    // the nearest box that does not let content overflow visibly decides
+    for (let p = el; p && p !== document.body; p = p.parentElement) {
       const ox = getComputedStyle(p).overflowX;
       if (ox === 'visible') continue;
-      if (ox === 'auto' || ox === 'scroll') { verdict = 'ok'; break; }
-      if (contentRight > p.getBoundingClientRect().right + 1) {
-        verdict = `content to ${Math.round(contentRight)} px, cut by ${describe(p).slice(0, 40)} ` +
-                  `at ${Math.round(p.getBoundingClientRect().right)} px`;
+      if ((ox === 'hidden' || ox === 'clip') &&
+          mathRight > p.getBoundingClientRect().right + TOL) {
+        verdict = `drawn to ${Math.round(mathRight)} px, cut at ` +
+                  `${Math.round(p.getBoundingClientRect().right)} px by ${describe(p).slice(0, 40)}`;
       }
+      p = null;
       break;
     }
-    if (verdict === null && contentRight > right + 1) {
-      verdict = `content to ${Math.round(contentRight)} px, article ends at ${Math.round(right)} px`;
+    if (!verdict && !inScroller(el) && mathRight > right + TOL) {
+      verdict = `drawn to ${Math.round(mathRight)} px, past the article's edge at ` +
+                `${Math.round(right)} px`;
     }
-    if (verdict && verdict !== 'ok') {
-      clipped.push(verdict + (el.closest('[id]') ? ' (#' + el.closest('[id]').id + ')' : ''));
+    if (verdict) {
+      clipped.push(kind + verdict +
+                   (el.closest('[id]') ? ' (#' + el.closest('[id]').id + ')' : ''));
     }
   }
   const visible = el => {
@@ -248,7 +249,7 @@ class PageReport:
                              ("broken image", self.broken_images),
                              ("scrolls sideways", self.overflowing),
                              ("page wider than the viewport", self.page_overflow),
-                             ("display math clipped", self.clipped_math)):
+                             ("math clipped", self.clipped_math)):
             out += [f"{label} (at {self.width} px): {item}" for item in items]
         if len(self.search_boxes) > 1:
             out.append(f"{len(self.search_boxes)} visible search boxes at {self.width} px: "
