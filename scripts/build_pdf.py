@@ -34,7 +34,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 from browser_check import (_IMAGES_JS, _MATHJAX_READY_JS, _RAW_DOLLAR_TEX,  # noqa: E402
-                           _VISIBLE_TEXT_JS, CHROMIUM, CHROMIUM_ARGS, serve)
+                           _RAW_TEX_COMMAND, _VISIBLE_TEXT_JS, CHROMIUM, CHROMIUM_ARGS, serve)
 
 PDF_NAME = "amp-book.pdf"
 
@@ -54,6 +54,14 @@ _FIGURES_JS = """
 () => Array.from(document.querySelectorAll('article img, .bd-article img, main img'))
   .map(img => ({src: img.getAttribute('src'), width: img.naturalWidth,
                 height: img.naturalHeight}))
+"""
+
+#: Raw TeX that may stand in code (a matplotlib label r"$\\varepsilon$"): counted in code blocks
+#: so that tests/test_pdf.py can tell it from untypeset math in the PDF's text.
+TEX_MARKERS = ("$$", "\\(", "\\)", "\\[", "\\]", "\\begin{", "\\frac", "\\varepsilon")
+_CODE_TEXT_JS = """
+() => Array.from(document.querySelectorAll('pre, code')).filter(el => !el.closest('pre') ||
+      el.tagName === 'PRE').map(el => el.textContent).join('\\n')
 """
 
 _COUNTS_JS = """
@@ -158,12 +166,17 @@ def print_pdf(site: Path, pdf: Path, timeout_s: float = 600) -> dict:
             page.wait_for_timeout(500)
             report.update(page.evaluate(_COUNTS_JS))
             report["figures"] = page.evaluate(_FIGURES_JS)
+            code = page.evaluate(_CODE_TEXT_JS)
+            report["tex_in_code"] = {m: code.count(m) for m in TEX_MARKERS}
+            report["tex_in_code"]["$...$"] = len(_RAW_DOLLAR_TEX.findall(code))
+            report["tex_in_code"]["\\command"] = len(_RAW_TEX_COMMAND.findall(code))
             report["broken_images"] = [i["src"] for i in images if not i["width"]]
             text = page.evaluate(_VISIBLE_TEXT_JS)
             raw = [d for d in ("$$", "\\(", "\\)", "\\[", "\\]", "\\begin{") if d in text]
-            m = _RAW_DOLLAR_TEX.search(text)
-            if m:
-                raw.append(m.group(0)[:80])
+            for pattern in (_RAW_DOLLAR_TEX, _RAW_TEX_COMMAND):
+                m = pattern.search(text)
+                if m:
+                    raw.append(text[max(0, m.start() - 60):m.end() + 40])
             report["raw_tex"] = raw
             report["problems"] += [f"raw TeX visible: {r!r}" for r in raw]
             report["problems"] += [f"broken image: {s}" for s in report["broken_images"]]

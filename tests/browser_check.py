@@ -78,6 +78,11 @@ PHONE_SCREENSHOTS = ("book/intro.html", "book/04_general_clone.html",
 PAGE_TIMEOUT_MS = 30_000
 #: "$...$" holding a TeX command, sub/superscript or brace: math MathJax did not typeset.
 _RAW_DOLLAR_TEX = re.compile(r"\$[^$\n]{0,200}?[\\^_{}][^$\n]{0,200}?\$")
+#: A TeX command in visible prose: math that MathJax never saw (e.g. "$p \\ge ...$" broken by a
+#: line that Markdown read as a list item), even without a closing "$" on the same line.
+_RAW_TEX_COMMAND = re.compile(
+    r"\\(?:math(?:rm|cal|bb|bf)|varepsilon|epsilon|delta|gamma|omega|frac|sum|int|le|ge|leq|"
+    r"geq|cdot|c?dots|left|right|begin|end|infty|sqrt|binom|operatorname|mid|Vert)(?![A-Za-z])")
 
 # Code and output blocks of the article that scroll sideways: the first characters of each.
 _OVERFLOW_JS = """
@@ -107,7 +112,7 @@ _VISIBLE_TEXT_JS = """
 
 # Layout at the current width: page overflow (with the widest culprits), clipped display math,
 # visible search boxes (runs in the page).
-_LAYOUT_JS = """
+_LAYOUT_JS = r"""
 () => {
   const doc = document.documentElement;
   const vw = doc.clientWidth;
@@ -442,6 +447,10 @@ class SiteChecker:
             m = _RAW_DOLLAR_TEX.search(text)
             if m:
                 report.math_problems.append(f"raw TeX {m.group(0)!r} visible (not typeset)")
+            m = _RAW_TEX_COMMAND.search(text)
+            if m:
+                report.math_problems.append(
+                    f"raw TeX command visible: ...{text[max(0, m.start() - 60):m.end() + 40]!r}...")
             for img in page.evaluate(_IMAGES_JS):
                 if not img["width"]:
                     report.broken_images.append(img["src"])
