@@ -22,7 +22,8 @@ both, a page also fails on
   content is wider than its box (``scrollWidth > clientWidth``) while the box does not scroll
   (``overflow-x`` not ``auto``/``scroll``) and is cut by an ancestor that hides overflow (the
   theme's ``div.math``/``span.math``) or runs past the article's right edge;
-* more than one visible search box (search fields and search buttons of the theme).
+* not exactly one visible search box (search fields and search buttons of the theme, in view
+  when the page opens).
 
 At 390 px code blocks may scroll inside themselves (a line of 88 characters cannot fit a phone).
 
@@ -177,8 +178,16 @@ _LAYOUT_JS = r"""
   }
   const visible = el => {
     const r = el.getBoundingClientRect(), cs = getComputedStyle(el);
-    return el.offsetParent !== null && r.width > 0 && r.height > 0 &&
-           cs.visibility !== 'hidden' && r.right > 0 && r.left < vw && r.bottom > 0;
+    if (!(el.offsetParent !== null && r.width > 0 && r.height > 0 &&
+          cs.visibility !== 'hidden' && r.right > 0 && r.left < vw && r.bottom > 0 &&
+          r.top < window.innerHeight)) return false;
+    // not hidden by a scrolling box it sits in (the sidebar scrolled to the current page)
+    for (let p = el.parentElement; p && p !== document.body; p = p.parentElement) {
+      if (getComputedStyle(p).overflowY === 'visible') continue;
+      const q = p.getBoundingClientRect();
+      if (r.bottom <= q.top || r.top >= q.bottom) return false;
+    }
+    return true;
   };
   const searchSel = 'input[type="search"], input[name="q"], .search-button-field, ' +
                     'button.search-button, .search-button__button, .bd-search';
@@ -256,9 +265,9 @@ class PageReport:
                              ("page wider than the viewport", self.page_overflow),
                              ("math clipped", self.clipped_math)):
             out += [f"{label} (at {self.width} px): {item}" for item in items]
-        if len(self.search_boxes) > 1:
-            out.append(f"{len(self.search_boxes)} visible search boxes at {self.width} px: "
-                       + "; ".join(self.search_boxes))
+        if len(self.search_boxes) != 1:
+            out.append(f"{len(self.search_boxes)} visible search boxes at {self.width} px "
+                       "(one expected): " + "; ".join(self.search_boxes))
         return out
 
     @property
