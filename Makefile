@@ -10,10 +10,10 @@
 #   make wheel   build the library wheel into _build/dist; make install-check: install it alone
 #                into a fresh venv (numpy + scipy only) and call the CLI
 #   make assets  only fetch the ipywidgets loader into book/_static/widgets (gitignored)
+#   make clean   remove _build and artifacts (keeps .venv)
 #   make student the student edition (no solutions, no hidden checks) -> _build/student/ + zip
 #   make pdf     the whole book as one PDF (single-page HTML build printed by Chromium)
 #                -> _build/pdf/amp-book.pdf
-#   make clean   remove _build and artifacts (keeps .venv)
 
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
