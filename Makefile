@@ -11,6 +11,9 @@
 #                into a fresh venv (numpy + scipy only) and call the CLI
 #   make assets  only fetch the widgets loader and chapter 12's dataset (both gitignored)
 #   make clean   remove _build and artifacts (keeps .venv)
+#   make student the student edition (no solutions, no hidden checks) -> _build/student/ + zip
+#   make pdf     the whole book as one PDF (single-page HTML build printed by Chromium)
+#                -> _build/pdf/amp-book.pdf
 
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
@@ -30,10 +33,10 @@ DATASETS  := book/data/vega/zipcodes.csv
 LIVE_PORT ?= 8866
 JB_FLAGS  ?= -W -n --keep-going --all
 
-.PHONY: help venv assets book book-clean test doctest wheel install-check live clean
+.PHONY: help venv assets book book-clean test doctest wheel install-check live clean student pdf
 
 help:
-	@sed -n '3,14p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,17p' Makefile | sed 's/^# \{0,1\}//'
 
 # -------------------------------------------------------------------------- environment
 # Re-run when requirements or the package metadata change; otherwise the stamp makes it a no-op.
@@ -107,6 +110,17 @@ live: $(LIVE_STAMP)
 		--show_tracebacks=False --theme=light --Voila.mathjax_url=null \
 		--Voila.mathjax_config=null --MappingKernelManager.cull_interval=60 \
 		--MappingKernelManager.cull_idle_timeout=600
+
+# -------------------------------------------------------------------------- course kit
+# The student edition: the repository's notebooks are the instructor edition; this writes them
+# without solutions, hidden checks and outputs (scripts/student_edition.py, standard library only).
+student:
+	$(PYTHON) scripts/student_edition.py --out _build/student
+
+# One PDF of the whole book: jupyter-book's singlehtml builder (executes every chapter) into
+# _build/pdf/site, then Chromium (Playwright, /usr/bin/chromium) prints it once MathJax is done.
+pdf: $(STAMP) $(WIDGETS)
+	env -u MPLBACKEND $(BIN)/python scripts/build_pdf.py --out _build/pdf
 
 clean:
 	rm -rf _build artifacts

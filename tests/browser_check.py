@@ -13,6 +13,20 @@ page in Debian's Chromium driven by Playwright (``executable_path=/usr/bin/chrom
 * a code or output block that scrolls sideways (``scrollWidth > clientWidth``) at the check's
   1280-pixel viewport: code and printed lines must be short enough to fit.
 
+Every page is opened at two widths, :data:`WIDTHS` (a laptop, 1280 px, and a phone, 390 px); at
+both, a page also fails on
+
+* a document wider than the viewport (the whole page would scroll sideways; the widest
+  offending elements are named);
+* clipped math: a display equation (``mjx-container[display="true"]``), or an inline one, whose
+  content is wider than its box (``scrollWidth > clientWidth``) while the box does not scroll
+  (``overflow-x`` not ``auto``/``scroll``) and is cut by an ancestor that hides overflow (the
+  theme's ``div.math``/``span.math``) or runs past the article's right edge;
+* not exactly one visible search box (search fields and search buttons of the theme, in view
+  when the page opens).
+
+At 390 px code blocks may scroll inside themselves (a line of 88 characters cannot fit a phone).
+
 A static check (:func:`static_url_problems`) reads every HTML file: a ``src``/``href`` of a
 ``script``, ``link``, ``img``, ``iframe``, ``source``, ``video``, ``audio``, ``embed`` or ``object``
 element must be local. Plain ``<a href>`` links to other hosts are allowed only for the hosts in
@@ -53,9 +67,23 @@ DEFAULT_SCREENSHOTS = ("book/intro.html", "book/00_how_to_read.html",
                        "book/04_general_clone.html", "book/05_new_algorithm.html",
                        "book/07_experiments.html", "book/10_calculator.html",
                        "book/references.html")
+#: Viewport widths of the check: a laptop and a phone (iPhone 12-15: 390 CSS pixels).
+WIDE, PHONE = 1280, 390
+WIDTHS = (WIDE, PHONE)
+#: Pages screenshotted at the phone's width (the chapters with the most display math, the
+#: multi-panel figures of chapter 7, the API reference).
+PHONE_SCREENSHOTS = ("book/intro.html", "book/04_general_clone.html",
+                     "book/05_new_algorithm.html", "book/06_joint_composition.html",
+                     "book/07_experiments.html", "book/api/index.html",
+                     "book/api/front_door.html", "book/api/results.html")
 PAGE_TIMEOUT_MS = 30_000
 #: "$...$" holding a TeX command, sub/superscript or brace: math MathJax did not typeset.
 _RAW_DOLLAR_TEX = re.compile(r"\$[^$\n]{0,200}?[\\^_{}][^$\n]{0,200}?\$")
+#: A TeX command in visible prose: math that MathJax never saw (e.g. "$p \\ge ...$" broken by a
+#: line that Markdown read as a list item), even without a closing "$" on the same line.
+_RAW_TEX_COMMAND = re.compile(
+    r"\\(?:math(?:rm|cal|bb|bf)|varepsilon|epsilon|delta|gamma|omega|frac|sum|int|le|ge|leq|"
+    r"geq|cdot|c?dots|left|right|begin|end|infty|sqrt|binom|operatorname|mid|Vert)(?![A-Za-z])")
 
 # Code and output blocks of the article that scroll sideways: the first characters of each.
 _OVERFLOW_JS = """
@@ -80,6 +108,102 @@ _VISIBLE_TEXT_JS = """
     if (!hidden) out.push(n.textContent);
   }
   return out.join(' ');
+}
+"""
+
+# Layout at the current width: page overflow (with the widest culprits), clipped display math,
+# visible search boxes (runs in the page).
+_LAYOUT_JS = r"""
+() => {
+  const doc = document.documentElement;
+  const vw = doc.clientWidth;
+  const scrolls = el => ['auto', 'scroll'].includes(getComputedStyle(el).overflowX);
+  const inScroller = el => {
+    for (let p = el.parentElement; p && p !== document.body; p = p.parentElement) {
+      if (scrolls(p) || getComputedStyle(p).overflowX === 'hidden') return true;
+    }
+    return false;
+  };
+  const describe = el => {
+    let s = el.tagName.toLowerCase();
+    if (el.id) s += '#' + el.id;
+    if (typeof el.className === 'string' && el.className.trim())
+      s += '.' + el.className.trim().split(/\s+/).slice(0, 2).join('.');
+    return s + ' "' + (el.textContent || '').trim().replace(/\s+/g, ' ').slice(0, 50) + '"';
+  };
+  const culprits = [];
+  if (doc.scrollWidth > vw + 1) {
+    for (const el of document.body.querySelectorAll('*')) {
+      const r = el.getBoundingClientRect();
+      if (r.width > 0 && r.right > vw + 1 && !inScroller(el) &&
+          getComputedStyle(el).position !== 'fixed') {
+        culprits.push({right: Math.round(r.right), what: describe(el)});
+      }
+    }
+    culprits.sort((a, b) => b.right - a.right);
+  }
+  const article = document.querySelector('article.bd-article') || document.querySelector('main');
+  const right = article ? article.getBoundingClientRect().right : vw;
+  // Display math is clipped when its content runs past a box that hides overflow (or past the
+  // article) without a scrolling box in between; a box of its own that scrolls is fine.
+  const clipped = [];
+  const mathBoxes = document.querySelectorAll('mjx-container[display="true"]');
+  const TOL = 2;
+  for (const el of (article || document).querySelectorAll('mjx-container')) {
+    const kind = el.getAttribute('display') === 'true' ? '' : 'inline math: ';
+    const math = el.querySelector('mjx-math');      // what is drawn (not the screen-reader copy)
+    if (el.offsetParent === null || !math) continue;  // folded away
+    const mathRight = math.getBoundingClientRect().right;
+    let verdict = null;
+    // the nearest box that does not let content overflow visibly decides
+    for (let p = el; p && p !== document.body; p = p.parentElement) {
+      const ox = getComputedStyle(p).overflowX;
+      if (ox === 'visible') continue;
+      if ((ox === 'hidden' || ox === 'clip') &&
+          mathRight > p.getBoundingClientRect().right + TOL) {
+        verdict = `drawn to ${Math.round(mathRight)} px, cut at ` +
+                  `${Math.round(p.getBoundingClientRect().right)} px by ${describe(p).slice(0, 40)}`;
+      }
+      p = null;
+      break;
+    }
+    if (!verdict && !inScroller(el) && mathRight > right + TOL) {
+      verdict = `drawn to ${Math.round(mathRight)} px, past the article's edge at ` +
+                `${Math.round(right)} px`;
+    }
+    if (verdict) {
+      clipped.push(kind + verdict +
+                   (el.closest('[id]') ? ' (#' + el.closest('[id]').id + ')' : ''));
+    }
+  }
+  const visible = el => {
+    const r = el.getBoundingClientRect(), cs = getComputedStyle(el);
+    if (!(el.offsetParent !== null && r.width > 0 && r.height > 0 &&
+          cs.visibility !== 'hidden' && r.right > 0 && r.left < vw && r.bottom > 0 &&
+          r.top < window.innerHeight)) return false;
+    // not hidden by a scrolling box it sits in (the sidebar scrolled to the current page)
+    for (let p = el.parentElement; p && p !== document.body; p = p.parentElement) {
+      if (getComputedStyle(p).overflowY === 'visible') continue;
+      const q = p.getBoundingClientRect();
+      if (r.bottom <= q.top || r.top >= q.bottom) return false;
+    }
+    return true;
+  };
+  const searchSel = 'input[type="search"], input[name="q"], .search-button-field, ' +
+                    'button.search-button, .search-button__button, .bd-search';
+  const seen = new Set();
+  const search = [];
+  for (const el of document.querySelectorAll(searchSel)) {
+    if (!visible(el)) continue;
+    // one box may match several selectors (a form and its input): count the outermost
+    let outer = el;
+    for (let p = el.parentElement; p; p = p.parentElement) if (p.matches(searchSel)) outer = p;
+    if (seen.has(outer) || !visible(outer)) continue;
+    seen.add(outer);
+    search.push(describe(outer));
+  }
+  return {docWidth: doc.scrollWidth, viewport: vw, culprits: culprits.slice(0, 5),
+          displayMath: mathBoxes.length, clippedMath: clipped, searchBoxes: search};
 }
 """
 
@@ -118,6 +242,11 @@ class PageReport:
     math_problems: list[str] = field(default_factory=list)
     broken_images: list[str] = field(default_factory=list)
     overflowing: list[str] = field(default_factory=list)
+    page_overflow: list[str] = field(default_factory=list)
+    clipped_math: list[str] = field(default_factory=list)
+    search_boxes: list[str] = field(default_factory=list)
+    width: int = WIDE
+    display_math: int = 0
     mjx_count: int = 0
     requests: int = 0
     seconds: float = 0.0
@@ -132,8 +261,13 @@ class PageReport:
                              ("non-local request", self.external_requests),
                              ("math", self.math_problems),
                              ("broken image", self.broken_images),
-                             ("scrolls sideways", self.overflowing)):
-            out += [f"{label}: {item}" for item in items]
+                             ("scrolls sideways", self.overflowing),
+                             ("page wider than the viewport", self.page_overflow),
+                             ("math clipped", self.clipped_math)):
+            out += [f"{label} (at {self.width} px): {item}" for item in items]
+        if len(self.search_boxes) != 1:
+            out.append(f"{len(self.search_boxes)} visible search boxes at {self.width} px "
+                       "(one expected): " + "; ".join(self.search_boxes))
         return out
 
     @property
@@ -255,11 +389,14 @@ class SiteChecker:
     def __exit__(self, *exc: object) -> None:
         self._stack.close()
 
-    def check(self, path: str, screenshot: bool = False) -> PageReport:
-        report = PageReport(path)
+    def check(self, path: str, screenshot: bool = False, width: int = WIDE) -> PageReport:
+        """Open ``path`` at ``width`` CSS pixels (:data:`WIDTHS`) and check it."""
+        report = PageReport(path, width=width)
         start = time.perf_counter()
-        context = self.browser.new_context(viewport={"width": 1280, "height": 900},
-                                           service_workers="block")
+        context = self.browser.new_context(viewport={"width": width, "height": 900},
+                                           service_workers="block",
+                                           is_mobile=width < 600, has_touch=width < 600,
+                                           device_scale_factor=2 if width < 600 else 1)
         page = context.new_page()
         page.set_default_timeout(PAGE_TIMEOUT_MS)
         local = ("data:", "blob:", "about:")
@@ -319,15 +456,29 @@ class SiteChecker:
             m = _RAW_DOLLAR_TEX.search(text)
             if m:
                 report.math_problems.append(f"raw TeX {m.group(0)!r} visible (not typeset)")
+            m = _RAW_TEX_COMMAND.search(text)
+            if m:
+                report.math_problems.append(
+                    f"raw TeX command visible: ...{text[max(0, m.start() - 60):m.end() + 40]!r}...")
             for img in page.evaluate(_IMAGES_JS):
                 if not img["width"]:
                     report.broken_images.append(img["src"])
-            report.overflowing = page.evaluate(_OVERFLOW_JS)
+            if width >= WIDE:        # on a phone, code blocks scroll inside themselves
+                report.overflowing = page.evaluate(_OVERFLOW_JS)
+            layout = page.evaluate(_LAYOUT_JS)
+            report.display_math = layout["displayMath"]
+            report.clipped_math = layout["clippedMath"]
+            report.search_boxes = layout["searchBoxes"]
+            if layout["docWidth"] > layout["viewport"] + 1:
+                report.page_overflow.append(
+                    f"document {layout['docWidth']} px wide; widest: "
+                    + "; ".join(f"{c['what']} (to {c['right']} px)" for c in layout["culprits"]))
             page.wait_for_timeout(300)  # late console errors (widgets render on load)
             if screenshot and self.screenshot_dir is not None:
                 self.screenshot_dir.mkdir(parents=True, exist_ok=True)
+                suffix = "" if width == WIDE else f"-{width}px"
                 out = self.screenshot_dir / (path.replace("/", "__").removesuffix(".html")
-                                             + ".png")
+                                             + suffix + ".png")
                 page.screenshot(path=str(out), full_page=True)
                 report.screenshot = str(out)
         except Exception as exc:  # navigation/evaluation failure is a page error
@@ -420,6 +571,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("site", nargs="?", default="_build/html", type=Path)
     ap.add_argument("--screenshots", type=Path, default=Path("artifacts/screenshots"))
+    ap.add_argument("--widths", type=int, nargs="+", default=list(WIDTHS))
     args = ap.parse_args(argv)
     if not (args.site / "index.html").is_file():
         print(f"error: no built site at {args.site} (run `make book`)", file=sys.stderr)
@@ -430,17 +582,32 @@ def main(argv: list[str] | None = None) -> int:
         print(f"STATIC  {p}")
     for a in anchors:
         print(f"anchor  {a}")
+    counts = {w: {"pages": 0, "failed": 0, "display_math": 0, "clipped_math": 0,
+                  "page_overflow": 0, "max_search_boxes": 0} for w in args.widths}
     with SiteChecker(args.site, args.screenshots) as checker:
         for path in html_pages(args.site):
-            r = checker.check(path, screenshot=path in DEFAULT_SCREENSHOTS)
-            status = "ok  " if r.ok else "FAIL"
-            print(f"{status}  {path}  ({r.seconds:.1f}s, {r.requests} requests, "
-                  f"{r.mjx_count} math)" + (f"  -> {r.screenshot}" if r.screenshot else ""))
-            for p in r.problems:
-                print(f"        {p}")
-            for w in r.console_warnings:
-                print(f"        (console warning) {w}")
-            bad += len(r.problems)
+            for width in args.widths:
+                shots = DEFAULT_SCREENSHOTS if width == WIDE else PHONE_SCREENSHOTS
+                r = checker.check(path, screenshot=path in shots, width=width)
+                status = "ok  " if r.ok else "FAIL"
+                print(f"{status}  {path} @{width}px  ({r.seconds:.1f}s, {r.requests} requests, "
+                      f"{r.mjx_count} math, {r.display_math} display, "
+                      f"{len(r.search_boxes)} search box)"
+                      + (f"  -> {r.screenshot}" if r.screenshot else ""))
+                for p in r.problems:
+                    print(f"        {p}")
+                for w in r.console_warnings:
+                    print(f"        (console warning) {w}")
+                bad += len(r.problems)
+                c = counts[width]
+                c["pages"] += 1
+                c["failed"] += not r.ok
+                c["display_math"] += r.display_math
+                c["clipped_math"] += len(r.clipped_math)
+                c["page_overflow"] += bool(r.page_overflow)
+                c["max_search_boxes"] = max(c["max_search_boxes"], len(r.search_boxes))
+    for width, c in counts.items():
+        print(f"at {width} px: " + ", ".join(f"{k} {v}" for k, v in c.items()))
     return 1 if bad else 0
 
 

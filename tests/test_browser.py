@@ -17,8 +17,9 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from browser_check import (CHROMIUM, DEFAULT_SCREENSHOTS, SiteChecker,  # noqa: E402
-                           html_pages, static_calculator_answers, static_url_problems)
+from browser_check import (CHROMIUM, DEFAULT_SCREENSHOTS, PHONE_SCREENSHOTS,  # noqa: E402
+                           WIDE, WIDTHS, SiteChecker, html_pages, static_calculator_answers,
+                           static_url_problems)
 
 REPO = Path(__file__).resolve().parents[1]
 SITE = Path(os.environ.get("AMP_SITE_DIR", REPO / "_build" / "html")).resolve()
@@ -85,11 +86,15 @@ def checker():
         yield c
 
 
+@pytest.mark.parametrize("width", WIDTHS, ids=[f"{w}px" for w in WIDTHS])
 @pytest.mark.parametrize("path", PAGES or ["<no site>"])
-def test_page_renders_offline(checker: SiteChecker, path: str) -> None:
-    report = checker.check(path, screenshot=path in DEFAULT_SCREENSHOTS)
-    assert report.ok, f"{path}:\n  " + "\n  ".join(report.problems)
-    if path in DEFAULT_SCREENSHOTS:
+def test_page_renders_offline(checker: SiteChecker, path: str, width: int) -> None:
+    """Every page at a laptop's and a phone's width: offline, math typeset, images loaded, no
+    sideways page, no clipped display math, one search box (tests/browser_check.py)."""
+    shots = DEFAULT_SCREENSHOTS if width == WIDE else PHONE_SCREENSHOTS
+    report = checker.check(path, screenshot=path in shots, width=width)
+    assert report.ok, f"{path} at {width} px:\n  " + "\n  ".join(report.problems)
+    if path in shots:
         assert report.screenshot and Path(report.screenshot).stat().st_size > 0
 
 

@@ -1,0 +1,54 @@
+/* Phones: wide tables and multi-panel figures scroll inside their own block (amp-phone.css).
+ *
+ * - every table of the article that has no scroll container gets one (div.amp-scroll);
+ * - every large image of the article (at least 800 pixels wide: the multi-panel figures, such as
+ *   chapter 7's 2 x 2 grids) or at least 1.8 times wider than tall (a row of panels) is marked
+ *   img.amp-wide-figure and wrapped in div.amp-figure-scroll: on a narrow screen the CSS keeps
+ *   it 640 px wide inside that box (each of two panels about 300 px), so its panels stay
+ *   legible and the reader pans the figure, not the page.
+ * No-op on pages without tables or images; nothing is loaded from anywhere. */
+(function () {
+  "use strict";
+  var WIDE_RATIO = 1.8, LARGE = 800;
+
+  function wrap(el, cls) {
+    var box = document.createElement("div");
+    box.className = cls;
+    el.parentNode.insertBefore(box, el);
+    box.appendChild(el);
+    return box;
+  }
+
+  function tables(root) {
+    root.querySelectorAll("table").forEach(function (t) {
+      if (t.closest(".pst-scrollable-table-container, .amp-scroll, .output.text_html")) return;
+      wrap(t, "amp-scroll");
+    });
+  }
+
+  function markWide(img) {
+    var w = img.naturalWidth, h = img.naturalHeight;
+    if (!w || (w < LARGE && w < WIDE_RATIO * h) || w < 400) return;
+    if (img.classList.contains("amp-wide-figure")) return;
+    img.classList.add("amp-wide-figure");
+    var target = img.parentNode && img.parentNode.tagName === "A" ? img.parentNode : img;
+    if (!target.closest(".amp-figure-scroll")) wrap(target, "amp-figure-scroll");
+  }
+
+  function figures(root) {
+    root.querySelectorAll("img").forEach(function (img) {
+      if (img.complete) markWide(img);
+      else img.addEventListener("load", function () { markWide(img); }, {once: true});
+    });
+  }
+
+  function run() {
+    var root = document.querySelector("article.bd-article") || document.querySelector("main");
+    if (!root) return;
+    tables(root);
+    figures(root);
+  }
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", run);
+  else run();
+})();
