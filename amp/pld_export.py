@@ -142,7 +142,7 @@ def to_pld(mechanism: Mechanism, n: int, *, sampling: float = 1.0, pessimistic: 
         step = step or R._lower_step([prof], 100)
         return A.wrap(prof.lower_pmfs(step)[0])
     step = step or prof.eps_cut / (R.UPPER_CELLS * points)
-    pmf = prof.upper_pmf(step, points)
+    pmf = prof.upper_pmf(step, points, sparse=True)
     mixed = A.dense_pmf(step, A.lower_index(pmf), A.probs(pmf) * (1 - a),
                         A.infinity_mass(pmf) * (1 - a) + a, True)
     return A.wrap(mixed)

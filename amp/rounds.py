@@ -210,12 +210,16 @@ class ComposableProfile:
         u = np.minimum.accumulate(np.concatenate([un, u]))
         return ks, _convex_minorant(np.exp(ks * step), u)
 
-    def upper_pmf(self, step: float, points: int = GRID_POINTS):
-        """Pessimistic connect-the-dots PLD (dp-accounting ``DensePLDPmf``) on ``step``."""
+    def upper_pmf(self, step: float, points: int = GRID_POINTS, *, sparse: bool = False):
+        """Pessimistic connect-the-dots PLD (dp-accounting ``DensePLDPmf``) on ``step``.
+
+        ``sparse``: the rounding margin of :func:`_repair` counts the pmf's nonzero masses
+        (zeros add no rounding to the curve's sums) instead of its length; a long pmf on a fine
+        step then moves far less mass to infinity (:func:`amp.to_pld`)."""
         pmf_mod = _accounting()
         ks, d = self.upper_points(step, points)
         pmf = pmf_mod.create_pmf_pessimistic_connect_dots(step, ks, d).to_dense_pmf()
-        return _repair(pmf, ks, d, step)
+        return _repair(pmf, ks, d, step, sparse)
 
     def lower_laws(self) -> list[GPARV]:
         """Theorem 5 laws of the round's randomizer (at most 8); with ``lower_pair`` set, the
@@ -251,17 +255,21 @@ def _convex_minorant(t: np.ndarray, u: np.ndarray) -> np.ndarray:
     return np.minimum(np.maximum(out, 0.0), u)
 
 
-def _repair(pmf, ks, d, step):
+def _repair(pmf, ks, d, step, sparse: bool = False):
     """Clip negative rounding residues, measure the shortfall of the pmf's curve below the
     points ``d`` at the grid (the curve is piecewise linear in ``e^eps`` between them, so the
     grid is where to look) and cover it: scale the finite masses by ``1 - s`` and move ``s``
-    times their total to infinity, which raises the curve by ``s (total - delta_finite(eps))``."""
+    times their total to infinity, which raises the curve by ``s (total - delta_finite(eps))``.
+    The margin for the rounding of the measurement is ``4 u (m + 4)``, ``m`` the number of
+    summed masses: the pmf's length, or with ``sparse`` its nonzero masses (a zero adds
+    nothing and no rounding to dp-accounting's running sums)."""
     probs = np.maximum(np.asarray(A.probs(pmf), dtype=float), 0.0)
     inf = float(A.infinity_mass(pmf))
     lower = int(A.lower_index(pmf))
     dense = A.dense_pmf(step, lower, probs, inf, True)
     got = np.asarray(dense.get_delta_for_epsilon(np.asarray(ks * step, dtype=float)))
-    short = max(float(np.max(d - got)), 0.0) + 4 * U * (probs.size + 4)
+    terms = int(np.count_nonzero(probs)) if sparse else probs.size
+    short = max(float(np.max(d - got)), 0.0) + 4 * U * (terms + 4)
     total = float(probs.sum())
     room = total - float(np.max(got - inf))
     if room <= 100 * short:
