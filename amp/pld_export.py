@@ -13,21 +13,25 @@ Pessimistic (``pessimistic=True``; the upper side). The object is the mixture
   its masses is measured and moved to its mass at infinity (``amp.rounds._repair``);
 * ``a`` is the floating-point allowance :func:`float_allowance`: the mixture's curve is
   ``a + (1 - a) delta_D(eps)``, and ``k`` copies composed carry ``1 - (1 - a)^k >= k a (1 -
-  k a / 2)`` at infinity, which raises the composed curve by at least ``k a (1 - k a / 2) (1 -
-  delta)``. ``a`` is chosen so that this covers, for a composed pmf of at most ``max_length``
-  grid points, the floating-point error of every dp-accounting composition step in which a
-  copy takes part (``fft_pad(max_length, 1, 1)``, the same error model :mod:`amp.rounds` uses,
-  which also bounds one copy's share of a self-composition), dp-accounting's tail truncation
-  (``1e-15`` per step, twice), and the rounding of the final ``get_delta_for_epsilon`` /
-  ``get_epsilon_for_delta`` (relative ``8 u L``) for answers with ``delta <= 0.01``, as long as
-  ``k a <= 0.05``.
+  k a / 2)`` at infinity, which raises the composed curve by at least ``k a (1 - k a / 2)
+  (1 - delta)``. ``a`` is chosen so that ``k`` copies cover, on pmfs of at most
+  ``max_length`` grid points, the floating-point error of ``k`` dp-accounting composition
+  steps (``compose`` or ``self_compose``; ``fft_pad(max_length, 1, 1)`` each, the error model
+  :mod:`amp.rounds` uses, which also bounds one copy's share of a ``self_compose``),
+  dp-accounting's tail truncation (``1e-15`` per step, twice), and the rounding of the final
+  ``get_delta_for_epsilon`` / ``get_epsilon_for_delta`` (relative ``8 u L``) for answers with
+  ``delta <= 0.01``, as long as ``k a <= 0.05``. The usual patterns stay inside it: copies
+  self-composed (one step), then composed with the rest (one step); composing one copy with
+  100 other PLDs one at a time (100 steps) does not: compose the others first.
 
 Dominating pairs compose under adaptive composition (Zhu, Dong and Wang, AISTATS 2022,
 Theorem 10), so dp-accounting's own ``compose``, ``self_compose`` and ``get_epsilon_for_delta``
 give valid upper bounds with nothing added afterwards. What the allowance does not cover: the
-floating-point error of composition steps between *other* PLDs (a Gaussian self-composed 1000
+floating-point error of composition steps among *other* PLDs (a Gaussian self-composed 1000
 times is dp-accounting's own computation, as without ``amp``), and the other PLDs' own
-validity (use pessimistic ones, with the same neighbouring relation).
+validity: use pessimistic ones for the same neighbouring relation, *replace one user's input*
+(``amp.NEIGHBOURING``; e.g. ``from_gaussian_mechanism(...,
+neighboring_relation=NeighboringRelation.REPLACE_ONE)``).
 
 The single-round eps from the export is the connect-the-dots value, slightly above
 ``amp.epsilon``'s (which inverts Theorem 4 directly): the chords between grid points lie above
@@ -121,15 +125,21 @@ def to_pld(mechanism: Mechanism, n: int, *, sampling: float = 1.0, pessimistic: 
 
     Examples
     --------
+    Ten shuffled rounds (10-RR, ``eps0 = 4``, ``n = 1000``), then a Gaussian count (noise
+    ``sigma = 10``, replace-one), composed in dp-accounting:
+
     >>> import amp
+    >>> from dp_accounting import NeighboringRelation
     >>> from dp_accounting.pld import privacy_loss_distribution as pld
-    >>> m = amp.KRR(4.0, k=10)
-    >>> one = amp.to_pld(m, 1_000, value_discretization_interval=1e-3)
+    >>> step = 1e-3                               # shared by both PLDs
+    >>> one = amp.to_pld(amp.KRR(4.0, k=10), 1_000,
+    ...                  value_discretization_interval=step)
     >>> g = pld.from_gaussian_mechanism(
-    ...     10.0, value_discretization_interval=1e-3)
-    >>> both = one.self_compose(10).compose(g)   # 10 rounds + a Gaussian
-    >>> both.get_epsilon_for_delta(1e-6) > one.get_epsilon_for_delta(1e-6)
-    True
+    ...     10.0, value_discretization_interval=step,
+    ...     neighboring_relation=NeighboringRelation.REPLACE_ONE)
+    >>> both = one.self_compose(10).compose(g)
+    >>> round(both.get_epsilon_for_delta(1e-6), 2)
+    4.87
     """
     if not isinstance(pessimistic, bool):
         raise ParameterError(f"pessimistic must be True or False, got {V.show(pessimistic)}")

@@ -98,9 +98,11 @@ def test_allowance_is_in_the_composition(krr4_1000):
 def test_composed_with_a_gaussian():
     m = amp.KRR(4.0, k=10)
     step = 1e-3
+    from dp_accounting import NeighboringRelation
     from dp_accounting.pld import privacy_loss_distribution as pld
     shuffled = amp.to_pld(m, 1_000, value_discretization_interval=step).self_compose(10)
-    gauss = pld.from_gaussian_mechanism(10.0, value_discretization_interval=step)
+    gauss = pld.from_gaussian_mechanism(10.0, value_discretization_interval=step,
+                                        neighboring_relation=NeighboringRelation.REPLACE_ONE)
     both = shuffled.compose(gauss)
     e_s, e_g = (p.get_epsilon_for_delta(DELTA) for p in (shuffled, gauss))
     e = both.get_epsilon_for_delta(DELTA)
