@@ -25,6 +25,12 @@ def test_internals_of_the_installed_dp_accounting():
     A.check_internals()          # RuntimeError naming the renamed attribute otherwise
 
 
+def test_a_renamed_attribute_is_named(monkeypatch):
+    monkeypatch.setattr(A, "_DENSE_ATTRS", A._DENSE_ATTRS + ("_probabilities",))
+    with pytest.raises(RuntimeError, match="DensePLDPmf has no attribute '_probabilities'"):
+        A.check_internals()
+
+
 def test_pinned_version_is_the_installed_one():
     from importlib.metadata import version
     assert version("dp-accounting") == A.PINNED_VERSION

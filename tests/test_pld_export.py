@@ -63,8 +63,15 @@ def test_curve_dominates_theorem_4(krr4_1000):
         assert dl <= b.upper
 
 
-@pytest.mark.parametrize("eps0,n", [(1.0, 1_000), (4.0, 1_000), (2.0, 10_000)],
-                         ids=["e1-n1e3", "e4-n1e3", "e2-n1e4"])
+SLOW = pytest.mark.slow
+TABLE = [pytest.param(1.0, 1_000, id="e1-n1e3"), pytest.param(4.0, 1_000, id="e4-n1e3"),
+         pytest.param(2.0, 10_000, id="e2-n1e4"),
+         pytest.param(2.0, 1_000, id="e2-n1e3", marks=SLOW),
+         pytest.param(1.0, 10_000, id="e1-n1e4", marks=SLOW),
+         pytest.param(4.0, 10_000, id="e4-n1e4", marks=SLOW)]
+
+
+@pytest.mark.parametrize("eps0,n", TABLE)
 def test_self_composed_100_times_vs_amp_rounds(eps0, n):
     m = amp.KRR(eps0, k=10)
     r = amp.epsilon(m, n, DELTA, rounds=100)
