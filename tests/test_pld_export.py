@@ -144,3 +144,13 @@ def test_discretization_and_direction():
 def test_bad_input(kw, msg):
     with pytest.raises(ParameterError, match=msg):
         amp.to_pld(amp.KRR(2.0, k=10), 1_000, **kw)
+
+
+@pytest.mark.parametrize("mech", [amp.OUE(2.0), amp.MatrixMechanism(np.array(
+    [[0.6, 0.3, 0.1], [0.2, 0.6, 0.2], [0.15, 0.25, 0.6]]))], ids=["OUE", "matrix"])
+def test_other_mechanisms_one_round(mech):
+    r = amp.epsilon(mech, 2_000, DELTA)
+    up = amp.to_pld(mech, 2_000).get_epsilon_for_delta(DELTA)
+    lo = amp.to_pld(mech, 2_000, pessimistic=False).get_epsilon_for_delta(DELTA)
+    assert r.lower <= up <= r.upper * (1 + 3e-3)
+    assert lo <= r.upper
