@@ -18,6 +18,7 @@ The front door::
     amp.epsilon(amp.SquareWave(2.0), 10_000, 1e-6)                    # numeric inputs
     pop = amp.Population([(9_000, amp.KRR(1.0, k=10)), (1_000, amp.KRR(4.0, k=10))])
     amp.epsilon(pop, pop.n, 1e-6)                # fixed groups (common-blanket baseline)
+    amp.to_pld(m, 10_000)                        # one round as a dp_accounting PLD
 
 Each answer is a :class:`Bound`: ``value`` is the number to use, ``bracket`` encloses the exact
 value of the selected bound (``bound="upper"``: Theorem 4; ``bound="lower"``: Theorem 5).
@@ -35,12 +36,14 @@ from amp.mechanisms.numeric import Duchi, PiecewiseMechanism, SquareWave
 from amp.mechanisms.mixture import Mixture, Population, Void
 from amp.backends.poisson_binomial import population_delta, population_epsilon
 from amp.profile import PrivacyProfile
+from amp.pld_export import to_pld
 from amp.sweep import SweepTable, sweep
 
 from amp.core.version import __version__  # noqa: E402
 
 __all__ = [
     "delta", "epsilon", "epsilon_for", "profile", "calibrate_eps0", "compose", "sweep",
+    "to_pld",
     "SweepTable",
     "Bound", "PrivacyProfile", "NEIGHBOURING",
     "AmpError", "NumericalError", "ParameterError",

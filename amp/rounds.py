@@ -67,6 +67,7 @@ from amp.core.result import Bound
 from amp.mechanisms.gparv import GPARV
 from amp.mechanisms.subsampled import Subsampled, check_sampling
 from amp.mechanisms.base import Mechanism
+from amp import pld_adapter as A
 from amp.pairs import delta_max
 from amp.profile import PrivacyProfile, check_mechanism, laws_for
 
@@ -91,8 +92,7 @@ MAX_ROUNDS = 10 ** 7
 
 def _accounting():
     """dp_accounting's PLD pmf module (the ``rounds`` extra)."""
-    from amp.core.extras import require
-    return require("dp_accounting.pld.pld_pmf", "rounds", purpose="amp.rounds (many rounds)")
+    return A.pmf_module()
 
 
 def check_rounds(rounds: object) -> int:
@@ -210,12 +210,16 @@ class ComposableProfile:
         u = np.minimum.accumulate(np.concatenate([un, u]))
         return ks, _convex_minorant(np.exp(ks * step), u)
 
-    def upper_pmf(self, step: float, points: int = GRID_POINTS):
-        """Pessimistic connect-the-dots PLD (dp-accounting ``DensePLDPmf``) on ``step``."""
+    def upper_pmf(self, step: float, points: int = GRID_POINTS, *, sparse: bool = False):
+        """Pessimistic connect-the-dots PLD (dp-accounting ``DensePLDPmf``) on ``step``.
+
+        ``sparse``: the rounding margin of :func:`_repair` counts the pmf's nonzero masses
+        (zeros add no rounding to the curve's sums) instead of its length; a long pmf on a fine
+        step then moves far less mass to infinity (:func:`amp.to_pld`)."""
         pmf_mod = _accounting()
         ks, d = self.upper_points(step, points)
         pmf = pmf_mod.create_pmf_pessimistic_connect_dots(step, ks, d).to_dense_pmf()
-        return _repair(pmf_mod, pmf, ks, d, step)
+        return _repair(pmf, ks, d, step, sparse)
 
     def lower_laws(self) -> list[GPARV]:
         """Theorem 5 laws of the round's randomizer (at most 8); with ``lower_pair`` set, the
@@ -251,17 +255,21 @@ def _convex_minorant(t: np.ndarray, u: np.ndarray) -> np.ndarray:
     return np.minimum(np.maximum(out, 0.0), u)
 
 
-def _repair(pmf_mod, pmf, ks, d, step):
+def _repair(pmf, ks, d, step, sparse: bool = False):
     """Clip negative rounding residues, measure the shortfall of the pmf's curve below the
     points ``d`` at the grid (the curve is piecewise linear in ``e^eps`` between them, so the
     grid is where to look) and cover it: scale the finite masses by ``1 - s`` and move ``s``
-    times their total to infinity, which raises the curve by ``s (total - delta_finite(eps))``."""
-    probs = np.maximum(np.asarray(pmf._probs, dtype=float), 0.0)
-    inf = float(pmf._infinity_mass)
-    lower = int(pmf._lower_loss)
-    dense = pmf_mod.DensePLDPmf(step, lower, probs, inf, True)
+    times their total to infinity, which raises the curve by ``s (total - delta_finite(eps))``.
+    The margin for the rounding of the measurement is ``4 u (m + 4)``, ``m`` the number of
+    summed masses: the pmf's length, or with ``sparse`` its nonzero masses (a zero adds
+    nothing and no rounding to dp-accounting's running sums)."""
+    probs = np.maximum(np.asarray(A.probs(pmf), dtype=float), 0.0)
+    inf = float(A.infinity_mass(pmf))
+    lower = int(A.lower_index(pmf))
+    dense = A.dense_pmf(step, lower, probs, inf, True)
     got = np.asarray(dense.get_delta_for_epsilon(np.asarray(ks * step, dtype=float)))
-    short = max(float(np.max(d - got)), 0.0) + 4 * U * (probs.size + 4)
+    terms = int(np.count_nonzero(probs)) if sparse else probs.size
+    short = max(float(np.max(d - got)), 0.0) + 4 * U * (terms + 4)
     total = float(probs.sum())
     room = total - float(np.max(got - inf))
     if room <= 100 * short:
@@ -269,7 +277,7 @@ def _repair(pmf_mod, pmf, ks, d, step):
     s = short / room * (1 + 1e-6)
     # total mass 1 (the curve at eps -> -inf): a rounding deficit goes to infinity as well
     deficit = max(0.0, 1.0 - total - inf) + 4 * U
-    return pmf_mod.DensePLDPmf(step, lower, probs * (1 - s), inf + s * total + deficit, True)
+    return A.dense_pmf(step, lower, probs * (1 - s), inf + s * total + deficit, True)
 
 
 # ---------------------------------------------------------------------------- lower pair
@@ -319,13 +327,12 @@ def _explicit_pair_losses(law: GPARV, n: int):
 
 def _explicit_pair_pmf(law: GPARV, n: int, step: float | None):
     """Optimistic dense PLD of the lumped Theorem 5 pair (losses rounded down to ``step``)."""
-    pmf_mod = _accounting()
     loss, mass, width = _explicit_pair_losses(law, n)
     step = step or max(width, 1e-6) / LOWER_CELLS
     idx = np.floor((loss - 1e-12 * (np.abs(loss) + 1)) / step).astype(np.int64)
     lo = int(idx.min())
     probs = np.bincount(idx - lo, weights=mass)
-    return pmf_mod.DensePLDPmf(step, lo, probs, 0.0, False)
+    return A.dense_pmf(step, lo, probs, 0.0, False)
 
 
 # ---------------------------------------------------------------------------- composition
@@ -343,9 +350,9 @@ def _self_compose(pmf, times: int):
     """``pmf`` composed ``times`` times and the pad of that step."""
     if times == 1:
         return pmf, 0.0
-    size = len(pmf._probs) * times
+    size = len(A.probs(pmf)) * times
     out = pmf.self_compose(times, tail_mass_truncation=TRUNCATION)
-    return out, fft_pad(size, times, float(np.linalg.norm(pmf._probs)))
+    return out, fft_pad(size, times, float(np.linalg.norm(A.probs(pmf))))
 
 
 def _compose_all(pmfs: list[tuple[object, int]]):
@@ -357,7 +364,7 @@ def _compose_all(pmfs: list[tuple[object, int]]):
         if acc is None:
             acc = p
         else:
-            pad += fft_pad(len(acc._probs) + len(p._probs), 1, 1.0)
+            pad += fft_pad(len(A.probs(acc)) + len(A.probs(p)), 1, 1.0)
             acc = acc.compose(p)
     return acc, pad
 
@@ -427,7 +434,7 @@ def compose(rounds: Iterable[object], *, delta: float | None = None, eps: float 
     n = rs[0].n if len({r.n for r in rs}) == 1 else None
     info = {"rounds": total, "sampling": rs[0].sampling if len({r.sampling for r in rs}) == 1
             else None, "pad_upper": pad_up, "pad_lower": pad_lo,
-            "step_upper": up._discretization, "step_lower": lo_pmf._discretization}
+            "step_upper": A.step(up), "step_lower": A.step(lo_pmf)}
     if delta is not None:
         d = V.probability_open("delta", delta)
         if pad_up >= 0.5 * d:
