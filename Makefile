@@ -72,13 +72,13 @@ $(DATASETS): scripts/fetch_datasets.sh
 assets: $(WIDGETS) $(DATASETS)
 
 # -------------------------------------------------------------------------- book
-book: $(STAMP) $(WIDGETS)
+book: $(STAMP) $(WIDGETS) $(DATASETS)
 	@echo ">> building the book: jupyter-book build . $(JB_FLAGS)"
 	env -u MPLBACKEND $(BIN)/jupyter-book build . $(JB_FLAGS)
 	@echo ">> book: $(CURDIR)/_build/html/index.html"
 
 # From scratch: no execution cache, no doctrees, no stale pages.
-book-clean: $(STAMP) $(WIDGETS)
+book-clean: $(STAMP) $(WIDGETS) $(DATASETS)
 	rm -rf _build
 	$(MAKE) --no-print-directory book
 
@@ -102,7 +102,7 @@ install-check:
 # --Voila.mathjax_url=null: Voila's frontend then uses its bundled MathJax 3 instead of cdnjs.
 # Culling: the kernel of a page left open without a connection stops after 10 idle minutes.
 # Check a running server: .venv/bin/python scripts/live/check.py http://127.0.0.1:$(LIVE_PORT)
-live: $(LIVE_STAMP)
+live: $(LIVE_STAMP) $(DATASETS)
 	$(LIVE_BIN)/python scripts/live/prepare.py --out $(LIVE_DIR)
 	@echo ">> the live book: http://127.0.0.1:$(LIVE_PORT)/  (Ctrl-C to stop)"
 	JUPYTER_PATH=$(CURDIR)/$(LIVE_DIR)/share $(LIVE_BIN)/voila $(LIVE_DIR)/app --no-browser \
@@ -114,12 +114,12 @@ live: $(LIVE_STAMP)
 # -------------------------------------------------------------------------- course kit
 # The student edition: the repository's notebooks are the instructor edition; this writes them
 # without solutions, hidden checks and outputs (scripts/student_edition.py, standard library only).
-student:
+student: $(DATASETS)
 	$(PYTHON) scripts/student_edition.py --out _build/student
 
 # One PDF of the whole book: jupyter-book's singlehtml builder (executes every chapter) into
 # _build/pdf/site, then Chromium (Playwright, /usr/bin/chromium) prints it once MathJax is done.
-pdf: $(STAMP) $(WIDGETS)
+pdf: $(STAMP) $(WIDGETS) $(DATASETS)
 	env -u MPLBACKEND $(BIN)/python scripts/build_pdf.py --out _build/pdf
 
 clean:
