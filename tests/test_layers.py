@@ -19,6 +19,7 @@ RANKS = {"core": 0, "mechanisms": 1, "backends": 2, "profile": 3, "inversion": 4
          "baselines": 5, "oracles": 5, "cli": 6, "viz": 6, "__init__": 7, "__main__": 8}
 RANKS.update({"pairs": 2.5, "pairsearch": 4.2})   # a matrix's pair laws; their eps search
 RANKS.update({"accuracy": 5.5})                   # frequency estimation; uses the front door
+RANKS.update({"pld_adapter": 4.4, "pld_export": 4.6})   # dp-accounting's internals; the export
 
 
 def _modules() -> dict[str, Path]:
