@@ -1,6 +1,6 @@
 """One shuffled round as a dp-accounting ``PrivacyLossDistribution``, every error term inside it.
 
-:func:`to_pld` hands a privacy engineer the round in the form dp-accounting composes with
+:func:`amp.to_pld` hands a privacy engineer the round in the form dp-accounting composes with
 anything else (a DP-SGD run's Gaussian PLD, Laplace counts, other shuffled rounds).
 
 Pessimistic (``pessimistic=True``; the upper side). The object is the mixture

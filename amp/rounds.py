@@ -213,7 +213,7 @@ class ComposableProfile:
     def upper_pmf(self, step: float, points: int = GRID_POINTS, *, sparse: bool = False):
         """Pessimistic connect-the-dots PLD (dp-accounting ``DensePLDPmf``) on ``step``.
 
-        ``sparse``: the rounding margin of :func:`_repair` counts the pmf's nonzero masses
+        ``sparse``: the rounding margin of ``_repair`` counts the pmf's nonzero masses
         (zeros add no rounding to the curve's sums) instead of its length; a long pmf on a fine
         step then moves far less mass to infinity (:func:`amp.to_pld`)."""
         pmf_mod = _accounting()

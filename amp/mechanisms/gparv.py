@@ -46,7 +46,7 @@ class GPARV:
         Human-readable description (mechanism and pair), shown in results.
     lower : bool
         True for a lower-bound law (Theorem 5's pairs): atoms that agree to
-        :data:`MERGE_RTOL` merge into the smaller representative instead of the larger one.
+        ``MERGE_RTOL`` merge into the smaller representative instead of the larger one.
 
     Notes
     -----

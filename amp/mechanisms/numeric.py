@@ -251,7 +251,7 @@ class SquareWave(_WindowMechanism):
 
     Input ``v`` in ``[0, 1]``, output in ``[-b, 1 + b]`` with density ``p`` on ``|y - v| <= b``
     and ``q`` elsewhere, ``p = e^eps0 q``, ``q = 1/(2 b e^eps0 + 1)``. Default ``b``:
-    :func:`square_wave_b` (the paper's formula).
+    ``square_wave_b`` (the paper's formula).
 
     Blanket: the windows ``[v - b, v + b]`` all contain ``[1 - b, b]``, which is empty (or a
     point) when ``b <= 1/2``: then ``omega = q`` everywhere and ``gamma = q (1 + 2 b)``. When
