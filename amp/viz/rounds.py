@@ -212,13 +212,8 @@ def plot_delta_curves(curves: Mapping[str, tuple[Sequence[float], Sequence[float
                 label=label)
     ax.set_xlabel("ε")
     ax.set_ylabel("δ(ε)")
-    ax.set_ylim(bottom=0)
     ax.set_xlim(left=0)
-    if title:
-        ax.set_title(title, fontsize=10)
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
-    return ax
+    return _finish(ax, title)
 
 
 def plot_connect_the_dots(t: Sequence[float], curve: Sequence[float],
@@ -236,6 +231,11 @@ def plot_connect_the_dots(t: Sequence[float], curve: Sequence[float],
                     label="what the chords add (pessimism)")
     ax.set_xlabel("t = e^ε")
     ax.set_ylabel("δ")
+    return _finish(ax, title)
+
+
+def _finish(ax, title: str | None):
+    """The common end of the chapter's linear delta figures: delta from 0, title, grid, legend."""
     ax.set_ylim(bottom=0)
     if title:
         ax.set_title(title, fontsize=10)
