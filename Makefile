@@ -61,11 +61,11 @@ $(LIVE_STAMP): requirements.txt requirements-live.txt pyproject.toml
 	@touch $@
 
 # -------------------------------------------------------------------------- offline assets
-$(WIDGETS): scripts/fetch_widgets.sh
+$(WIDGETS): scripts/fetch_widgets.sh scripts/npm_fetch.sh
 	scripts/fetch_widgets.sh book/_static/widgets
 	@touch $@
 
-$(DATASETS): scripts/fetch_datasets.sh
+$(DATASETS): scripts/fetch_datasets.sh scripts/npm_fetch.sh
 	scripts/fetch_datasets.sh book/data/vega
 	@touch $@
 

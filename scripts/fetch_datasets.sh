@@ -21,17 +21,12 @@ if [[ -f "$DEST/zipcodes.csv" ]] && echo "$CSV_SHA256  $DEST/zipcodes.csv" | sha
   echo "dataset already present: $DEST/zipcodes.csv ($PKG)"
   exit 0
 fi
-command -v npm >/dev/null || { echo "error: npm not found (apt-get install -y npm)" >&2; exit 1; }
-
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-echo "fetching $PKG from the npm registry ..."
-(cd "$tmp" && npm pack --silent "$PKG" >/dev/null)
-echo "$TGZ_SHA256  $tmp/vega-datasets-$VERSION.tgz" | sha256sum -c --status \
-  || { echo "error: $PKG tarball does not match the pinned SHA-256 $TGZ_SHA256" >&2; exit 1; }
-tar -xzf "$tmp/vega-datasets-$VERSION.tgz" -C "$tmp" package/data/zipcodes.csv
-echo "$CSV_SHA256  $tmp/package/data/zipcodes.csv" | sha256sum -c --status \
-  || { echo "error: zipcodes.csv of $PKG does not match the pinned SHA-256" >&2; exit 1; }
+source "$(dirname "$0")/npm_fetch.sh"
+npm_pack "$PKG"
+tmp=$NPM_TMP
+sha256_or_die "$NPM_TGZ" "$TGZ_SHA256" "the $PKG tarball"
+tar -xzf "$NPM_TGZ" -C "$tmp" package/data/zipcodes.csv
+sha256_or_die "$tmp/package/data/zipcodes.csv" "$CSV_SHA256" "zipcodes.csv of $PKG"
 
 mkdir -p "$DEST"
 cp "$tmp/package/data/zipcodes.csv" "$DEST/zipcodes.csv.tmp"

@@ -18,15 +18,11 @@ if [[ -f "$DEST/embed.js" ]] && echo "$EMBED_SHA256  $DEST/embed.js" | sha256sum
   echo "widgets loader already present: $DEST/embed.js ($PKG)"
   exit 0
 fi
-command -v npm >/dev/null || { echo "error: npm not found (apt-get install -y npm)" >&2; exit 1; }
-
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-echo "fetching $PKG from the npm registry ..."
-(cd "$tmp" && npm pack --silent "$PKG" >/dev/null)
-tar -xzf "$tmp"/jupyter-widgets-html-manager-"$VERSION".tgz -C "$tmp"
-echo "$EMBED_SHA256  $tmp/package/dist/embed.js" | sha256sum -c --status \
-  || { echo "error: embed.js of $PKG does not match the pinned SHA-256" >&2; exit 1; }
+source "$(dirname "$0")/npm_fetch.sh"
+npm_pack "$PKG"
+tmp=$NPM_TMP
+tar -xzf "$NPM_TGZ" -C "$tmp"
+sha256_or_die "$tmp/package/dist/embed.js" "$EMBED_SHA256" "embed.js of $PKG"
 
 rm -rf "$DEST.tmp"
 mkdir -p "$DEST.tmp"
