@@ -18,8 +18,6 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Callable, Iterable
 
-import numpy as np
-
 from amp.core import validate as V
 from amp.core.errors import NumericalError, ParameterError
 from amp.core.result import Bound

@@ -13,7 +13,7 @@ references).
 ``scipy.special.bdtr*`` (Cephes) and ``binom.logpmf`` (``gammaln`` differences) are *not*
 used: they lose ``1e-7`` at ``n = 10^8``.
 :func:`sf_run` carries ``sf`` along a run of ``n`` from Boost anchors by exact recurrences
-with ``pmf`` increments, with a certified relative error per value (at most :data:`RUN_REL`).
+with ``pmf`` increments, with a certified relative error per value (at most ``1.25`` :func:`eta`).
 :func:`binom_rows` builds whole rows from one Boost ``pmf`` per row and log-ratio recurrences,
 returning the relative error of its cells (:data:`BINOM_REL` plus the recurrence's rounding)
 and an absolute bound for the tiny cells.  :func:`excess_bound` is the upper-tail term
@@ -30,14 +30,13 @@ from scipy import stats
 from amp.core.floats import U
 from amp.core.tails import binom_log_tail_ge
 
-__all__ = ["ETA_BINOM", "ETA_SLOPE", "BINOM_REL", "RUN_ANCHOR", "RUN_REL", "eta", "pmf", "sf",
+__all__ = ["ETA_BINOM", "ETA_SLOPE", "BINOM_REL", "RUN_ANCHOR", "eta", "pmf", "sf",
            "sf_run",
            "binom_max_pmf", "binom_rows", "excess_bound"]
 
 ETA_BINOM = 2e-10                      # floor of the assumed relative accuracy of Boost pmf/sf
 ETA_SLOPE = 32 * U                     # ... plus this times |k - np|: eta()
 RUN_ANCHOR = 32                        # sf_run: one Boost sf per this many consecutive n
-RUN_REL = 1.25 * ETA_BINOM             # sf_run: a carried value's error is at most 1.25 eta
 BINOM_REL = 3 * ETA_BINOM + 1e-12     # Boost pmf at a row's anchor times another Boost pmf
 
 

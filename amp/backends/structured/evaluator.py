@@ -103,7 +103,7 @@ class Evaluator:
         Ppm = np.zeros(Ts.size)
         if np.any(has_lin):
             # P(x >= x_hi) along the run of T (Boost anchors, exact recurrences between them;
-            # each value with its certified relative error, at most RUN_REL)
+            # each value with its certified relative error, at most 1.25 eta)
             Psf[has_lin], eta_sf[has_lin] = sf_run(self.x_hi[has_lin], Ts[has_lin], r)
             Ppm[has_lin] = pmf(self.x_hi[has_lin], Ts[has_lin], r)
         cbar = Tf * (self.gX * r + gY * (1 - r))
