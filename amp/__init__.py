@@ -35,9 +35,17 @@ from amp.mechanisms.joint import JointMechanism
 from amp.mechanisms.numeric import Duchi, PiecewiseMechanism, SquareWave
 from amp.mechanisms.mixture import Mixture, Population, Void
 from amp.backends.poisson_binomial import population_delta, population_epsilon
-from amp.profile import PrivacyProfile
+from amp.privacy_profile import PrivacyProfile
 from amp.pld_export import to_pld
-from amp.sweep import SweepTable, sweep
+from amp.sweeps import SweepTable, sweep
+
+import sys as _sys  # noqa: E402
+
+# amp/profile.py and amp/sweep.py were renamed privacy_profile.py and sweeps.py (the names
+# amp.profile and amp.sweep are the functions); "from amp.profile import X" keeps working
+_sys.modules.setdefault("amp.profile", _sys.modules["amp.privacy_profile"])
+_sys.modules.setdefault("amp.sweep", _sys.modules["amp.sweeps"])
+del _sys
 
 from amp.core.version import __version__  # noqa: E402
 

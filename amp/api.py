@@ -9,7 +9,7 @@ True
 Every function returns a :class:`~amp.core.result.Bound` (a list of them for a sequence of
 inputs): the exact value of the selected bound lies in ``bound.bracket`` and ``bound.value`` is
 the end to use. ``bound="upper"`` (default) is the optimal decomposition bound of Theorems 3-4,
-``bound="lower"`` the explicit dataset pair of Theorem 5 (see :mod:`amp.profile`). Datasets are
+``bound="lower"`` the explicit dataset pair of Theorem 5 (see :mod:`amp.privacy_profile`). Datasets are
 neighbours when one user's input is replaced (both directions are covered).
 """
 
@@ -25,7 +25,7 @@ from amp.backends.dispatch import DEFAULT_REL_TOL, STRUCTURED_MIN_REL_TOL
 from amp.inversion import (DEFAULT_EPS_REL_TOL, Progress, TOL_LOOSE, crossing,
                          epsilon_of_curve, estimate_epsilon)
 from amp.mechanisms.base import Mechanism
-from amp.profile import PrivacyProfile, check_bound, check_eps, check_mechanism
+from amp.privacy_profile import PrivacyProfile, check_bound, check_eps, check_mechanism
 from amp.pairs import delta_max
 from amp.pairsearch import epsilon_max
 from amp import rounds as R
@@ -292,7 +292,7 @@ def compose(rounds: Iterable[object], *, delta: float | None = None,
 
 def epsilon_for(prof: PrivacyProfile, delta: float, *, rel_tol: float = DEFAULT_EPS_REL_TOL,
                 progress: Progress | None = None) -> Bound:
-    """Certified ``eps(delta)`` of a :class:`~amp.profile.PrivacyProfile` (reusing its tables).
+    """Certified ``eps(delta)`` of a :class:`~amp.privacy_profile.PrivacyProfile` (reusing its tables).
 
     The profile is the maximum over its laws, so its ``eps(delta)`` is the maximum of the laws'
     thresholds: each law is searched (:func:`amp.inversion.crossing`) and the brackets' ends are
@@ -304,7 +304,7 @@ def epsilon_for(prof: PrivacyProfile, delta: float, *, rel_tol: float = DEFAULT_
     Parameters
     ----------
     prof : PrivacyProfile
-        A profile from :func:`profile` (or :class:`~amp.profile.PrivacyProfile`).
+        A profile from :func:`profile` (or :class:`~amp.privacy_profile.PrivacyProfile`).
     delta : float
         Target ``delta`` in ``(0, 1)``.
     rel_tol : float, default 1e-4

@@ -52,7 +52,7 @@ from amp.mechanisms import registry
 from amp.mechanisms.joint import JointMechanism
 from amp.mechanisms.base import MatrixMechanism, Mechanism
 from amp.mechanisms.mixture import Population
-from amp.sweep import SweepTable, dask_executor, sweep
+from amp.sweeps import SweepTable, dask_executor, sweep
 
 MECHANISMS = (*registry.MECHANISMS, "matrix", "population")
 FILE_MECHANISMS = ("matrix", "population")

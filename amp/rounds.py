@@ -8,7 +8,7 @@ Why ``upper`` is valid (privacy loss distributions of dp-accounting, composed):
 
 1. *Profile.* ``H(eps)``, the supremum over neighbouring datasets (both orders) of
    ``D_{e^eps}(M(X) || M(X'))``, is at most the certified upper end of Theorem 4's blanket
-   bound (:class:`~amp.profile.PrivacyProfile`, ``Bound.upper``): the shuffled output is a
+   bound (:class:`~amp.privacy_profile.PrivacyProfile`, ``Bound.upper``): the shuffled output is a
    post-processing of the blanket reduction, so the bound holds for every dataset pair. For a
    mechanism with several pair laws the bound is their maximum over ordered input pairs; we
    need no single pair dominating all laws, because that maximum bounds the supremum ``H``
@@ -69,7 +69,7 @@ from amp.mechanisms.subsampled import Subsampled, check_sampling
 from amp.mechanisms.base import Mechanism
 from amp import pld_adapter as A
 from amp.pairs import delta_max
-from amp.profile import PrivacyProfile, check_mechanism, laws_for
+from amp.privacy_profile import PrivacyProfile, check_mechanism, laws_for
 
 __all__ = ["Round", "ComposableProfile", "compose", "epsilon_rounds", "delta_rounds",
            "epsilon_sweep", "optimal_homogeneous_delta", "optimal_homogeneous_epsilon",
@@ -140,7 +140,7 @@ class ComposableProfile:
     """One round's certified profile in composable form: pessimistic and optimistic PLDs.
 
     ``upper_pmf(step)``: connect-the-dots PLD from certified upper points of
-    :class:`~amp.profile.PrivacyProfile` (``bound="upper"``), a dominating pair of the round.
+    :class:`~amp.privacy_profile.PrivacyProfile` (``bound="upper"``), a dominating pair of the round.
     ``lower_pmf(step)``: optimistic PLD of the explicit Theorem 5 pair (module docstring).
     """
 

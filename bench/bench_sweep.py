@@ -31,7 +31,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 import amp  # noqa: E402
-from amp.sweep import dask_executor  # noqa: E402
+from amp.sweeps import dask_executor  # noqa: E402
 
 
 def grid(n_count: int, eps0_count: int) -> tuple[list[int], list[float]]:

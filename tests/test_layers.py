@@ -14,8 +14,8 @@ MAX_LINES = 600
 #: Layer rank of each top-level part of the package: a module may import modules of a lower
 #: rank, and modules of its own part (acyclically). Baselines and oracles sit beside the front
 #: door (rank 5) and use the layers below it.
-RANKS = {"core": 0, "mechanisms": 1, "backends": 2, "profile": 3, "inversion": 4,
-         "rounds": 4.5, "api": 5, "sweep": 5.5,
+RANKS = {"core": 0, "mechanisms": 1, "backends": 2, "privacy_profile": 3, "inversion": 4,
+         "rounds": 4.5, "api": 5, "sweeps": 5.5,
          "baselines": 5, "oracles": 5, "cli": 6, "viz": 6, "__init__": 7, "__main__": 8}
 RANKS.update({"pairs": 2.5, "pairsearch": 4.2})   # a matrix's pair laws; their eps search
 RANKS.update({"accuracy": 5.5})                   # frequency estimation; uses the front door

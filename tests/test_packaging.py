@@ -178,7 +178,7 @@ def _examples(module):
 
 
 @pytest.mark.parametrize("modname", ["amp.api", "amp.core.result", "amp.core.errors",
-                                     "amp.core.extras", "amp.profile", "amp.mechanisms.table1",
+                                     "amp.core.extras", "amp.privacy_profile", "amp.mechanisms.table1",
                                      "amp.mechanisms.joint", "amp.mechanisms.gparv", "amp.cli"])
 def test_examples_fit_the_page(modname):
     import importlib

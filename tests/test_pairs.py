@@ -23,7 +23,7 @@ from amp.inversion import epsilon_of_curve
 from amp.mechanisms.base import matrix_eps0, pair_law_from_matrix
 from amp.oracles.ground_truth import shuffled_divergence
 from amp.pairs import PairSet
-from amp.profile import LOWER_LAWS_KEPT, laws_for, worst_pair
+from amp.privacy_profile import LOWER_LAWS_KEPT, laws_for, worst_pair
 
 
 def random_matrix(d: int, seed: int, eps0: float = 2.0, outputs: int | None = None
@@ -298,7 +298,7 @@ def test_dask_local_cluster_executor_gives_identical_results(mech6):
 
 def test_lower_bound_details_say_how_the_laws_were_chosen(monkeypatch):
     import sys
-    monkeypatch.setattr(sys.modules["amp.profile"], "LOWER_LAWS_KEPT", 8)
+    monkeypatch.setattr(sys.modules["amp.privacy_profile"], "LOWER_LAWS_KEPT", 8)
     mech = amp.MatrixMechanism(random_matrix(12, seed=12))
     r = amp.epsilon(mech, 2000, 1e-6, bound="lower")
     det = r.details

@@ -14,7 +14,7 @@ import amp
 import amp.api
 from amp.backends.exact import delta_enumerate
 from amp.mechanisms.subsampled import Subsampled
-from amp.profile import PrivacyProfile, is_matrix
+from amp.privacy_profile import PrivacyProfile, is_matrix
 from amp.rounds import ComposableProfile
 from test_pairs import random_matrix
 

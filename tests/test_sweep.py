@@ -18,7 +18,7 @@ from amp.core.errors import ParameterError
 from amp.cli import main
 from amp.core.extras import MissingExtraError
 from amp.mechanisms import registry
-from amp.sweep import COLUMNS, SweepTable, dask_executor
+from amp.sweeps import COLUMNS, SweepTable, dask_executor
 
 GRID = dict(mechanism=["rappor", ("krr", {"k": 10})], n=[300, 20_000], eps0=[1.0, 4.0],
             delta=[1e-4, 1e-7])

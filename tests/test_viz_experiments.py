@@ -23,7 +23,7 @@ from amp.baselines import (bennett_delta, bennett_epsilon, clone_epsilon,  # noq
                            hoeffding_epsilon)
 from amp.core.errors import ParameterError  # noqa: E402
 from amp.backends.dispatch import delta_bracket  # noqa: E402
-from amp.profile import laws_for  # noqa: E402
+from amp.privacy_profile import laws_for  # noqa: E402
 from amp.viz import experiments as ex  # noqa: E402
 from amp.viz import stored  # noqa: E402
 

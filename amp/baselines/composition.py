@@ -21,7 +21,7 @@ from amp.core import validate as V
 from amp.core.errors import NumericalError
 from amp.inversion import epsilon_of_curve
 from amp.mechanisms.base import Mechanism
-from amp.profile import PrivacyProfile
+from amp.privacy_profile import PrivacyProfile
 from amp.rounds import (GRID_POINTS, UPPER_CELLS, ComposableProfile, Round, check_rounds,
                         compose_pmf, optimal_homogeneous_epsilon, pmf_epsilon_upper)
 

@@ -26,7 +26,7 @@ from typing import Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from amp.api import epsilon, epsilon_estimate, epsilon_for
-from amp.profile import PrivacyProfile
+from amp.privacy_profile import PrivacyProfile
 from amp.baselines import bennett_epsilon, clone_epsilon, hoeffding_epsilon
 from amp.core.errors import ParameterError
 from amp.core.result import Bound
@@ -102,7 +102,7 @@ def experiment_point(name: str, eps0: float, key: str, n: int, delta: float, *,
     * ``jointK_upper`` / ``jointK_lower``: the same for the ``K``-joint composition with
       ``eps0 / K`` per component (Section 6): the upper bound is the maximum over every pair
       type of joint inputs, the lower bound uses inputs distinct in every component
-      (:func:`amp.profile.laws_for`);
+      (:func:`amp.privacy_profile.laws_for`);
     * ``clone``: the standard clone bound for generic ``eps0``-LDP randomizers
       (:func:`amp.baselines.clone_epsilon`, exact numerical);
     * ``hoeffding`` / ``bennett``: the privacy blanket bounds of Balle et al. (2019) for the

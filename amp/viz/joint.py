@@ -27,7 +27,7 @@ from amp.core.errors import ParameterError
 from amp.core.result import Bound
 from amp.mechanisms.gparv import GPARV
 from amp.mechanisms.joint import JointMechanism
-from amp.profile import PrivacyProfile, laws_for
+from amp.privacy_profile import PrivacyProfile, laws_for
 from amp.viz.experiments import EXPERIMENT_MECHANISMS, experiment_mechanism, plot_experiment_panel
 from amp.viz.stored import curve, curve_value, panel
 from amp.viz.style import PANEL_FIGSIZE, delta_label, new_axes, pyplot

@@ -81,8 +81,8 @@ def laws_for(mechanism: Mechanism, bound: str, eps_hint: float | None = None,
     """The laws whose maximum gives the selected bound (see the module docstring).
 
     For the lower bound of a matrix (or an asymmetric finite form) the pair ``(x0, x1)`` is
-    :func:`amp.profile.worst_pair` at ``eps_hint`` and ``n``, and of its Theorem 5 candidate laws (one per
-    third input ``x2``) only the :data:`amp.profile.LOWER_LAWS_KEPT` with the largest Chernoff bound at
+    :func:`amp.privacy_profile.worst_pair` at ``eps_hint`` and ``n``, and of its Theorem 5 candidate laws (one per
+    third input ``x2``) only the :data:`amp.privacy_profile.LOWER_LAWS_KEPT` with the largest Chernoff bound at
     ``eps_hint`` are kept (a heuristic choice: any subset of lower bounds is a lower bound).
     """
     check_bound(bound)
@@ -112,8 +112,8 @@ def _picks_pair(mechanism: Mechanism) -> bool:
 
 def lower_selection(mechanism: Mechanism, eps_hint: float | None, n: int | None
                     ) -> tuple[list[GPARV], dict]:
-    """A matrix's Theorem 5 laws (:func:`amp.profile.worst_pair`, then the
-    :data:`amp.profile.LOWER_LAWS_KEPT` candidate third inputs with the largest Chernoff bound)
+    """A matrix's Theorem 5 laws (:func:`amp.privacy_profile.worst_pair`, then the
+    :data:`amp.privacy_profile.LOWER_LAWS_KEPT` candidate third inputs with the largest Chernoff bound)
     and a record of the choice."""
     eps = 0.0 if eps_hint is None else eps_hint
     nn = 1 if n is None else n

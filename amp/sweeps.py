@@ -8,7 +8,7 @@ in that (deterministic) order, with the inputs, ``value``, the certified bracket
 error message instead of numbers, and the rest of the sweep goes on.
 
 Points that share ``(mechanism, bound, n, eps0)`` form one task, evaluated on one
-:class:`~amp.profile.PrivacyProfile`, so its tables are built once for all the ``delta`` (or
+:class:`~amp.privacy_profile.PrivacyProfile`, so its tables are built once for all the ``delta`` (or
 ``eps``) values of the task (``reuse=False``: one fresh profile per point, the very brackets
 of ``amp.epsilon``). Tasks are independent and picklable (a mechanism travels as its
 registry name and domain keywords, never as a closure), so any
@@ -40,7 +40,7 @@ from amp.core.floats import fmt_outward
 from amp.backends.dispatch import DEFAULT_REL_TOL, METHODS
 from amp.inversion import DEFAULT_EPS_REL_TOL, Progress
 from amp.mechanisms import registry
-from amp.profile import PrivacyProfile, check_bound
+from amp.privacy_profile import PrivacyProfile, check_bound
 from amp.api import epsilon_for
 
 __all__ = ["sweep", "SweepTable", "dask_executor", "COLUMNS"]
@@ -345,7 +345,7 @@ def sweep(mechanism: str | Sequence, n: int | Iterable[int], eps0: float | Itera
         :class:`~concurrent.futures.ProcessPoolExecutor` of ``workers`` processes (default
         ``os.cpu_count()``) created and shut down by this call; ``None`` the calling process,
         serially; or any executor you own (not shut down), e.g. Dask's
-        ``Client(...).get_executor()`` (see :func:`amp.sweep.dask_executor`). Use processes:
+        ``Client(...).get_executor()`` (see :func:`amp.sweeps.dask_executor`). Use processes:
         threads of one process share its BLAS thread setting, which each task pins to 1.
     workers : int, optional
         Size of the default process pool; ``workers=1`` runs serially in-process.
@@ -372,7 +372,7 @@ def sweep(mechanism: str | Sequence, n: int | Iterable[int], eps0: float | Itera
     ParameterError
         Bad input, before any work starts (the message names the parameter).
     amp.core.extras.MissingExtraError
-        From :func:`amp.sweep.dask_executor` when the ``dask`` extra is not installed.
+        From :func:`amp.sweeps.dask_executor` when the ``dask`` extra is not installed.
 
     Examples
     --------
@@ -500,7 +500,7 @@ def dask_executor(address: str | None = None, *, n_workers: int | None = None,
     Examples
     --------
     >>> import amp
-    >>> from amp.sweep import dask_executor
+    >>> from amp.sweeps import dask_executor
     >>> with dask_executor(n_workers=2) as ex:             # doctest: +SKIP
     ...     t = amp.sweep("krr", n=[1e4, 1e5], eps0=[2, 4], delta=1e-6,
     ...                   k=10, executor=ex)
