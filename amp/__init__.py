@@ -14,7 +14,7 @@ The front door::
     prof = amp.profile(m, 10_000)                # build once, ask many times
     amp.epsilon_for(prof, 1e-8); prof.delta([0.2, 0.4])
     amp.calibrate_eps0(lambda e0: amp.KRR(e0, k=10), 10_000, 0.5, 1e-6)
-    amp.sweep("krr", n=[1e4, 1e6], eps0=[1, 4], delta=1e-6, k=10)   # a table, in parallel
+    amp.sweep("krr", n=[1e4, 1e6], eps0=[1, 4], delta=1e-6, k=10)   # a table (workers=N)
     amp.epsilon(amp.SquareWave(2.0), 10_000, 1e-6)                    # numeric inputs
     pop = amp.Population([(9_000, amp.KRR(1.0, k=10)), (1_000, amp.KRR(4.0, k=10))])
     amp.epsilon(pop, pop.n, 1e-6)                # fixed groups (common-blanket baseline)

@@ -9,8 +9,10 @@ Contract (other tools rely on it)::
     python -m amp eps0    --mechanism M [opts] --n N --eps E --delta D [--json]
     python -m amp sweep   --mechanism M [opts] --n N [N ...] --eps0 X [X ...]
         (--delta D [D ...] | --eps E [E ...]) [--bound B [B ...]]
+        [--rounds T [T ...]] [--sampling q [q ...]]
         [--workers W | --scheduler ADDRESS] [--format table|csv|json]
-        a grid of questions (amp.sweep): one row per point, the same output whatever W;
+        a grid of questions (amp.sweep): one row per point, the same output whatever W
+        (default serial); M and its options as for epsilon (matrix/population: no --eps0);
         --scheduler ADDRESS: a Dask scheduler ("local": a LocalCluster of W workers)
     M: krr (--k K) | rappor | oue | blh | olh (--g G) | hadamard  [--eps0 X] [--d D]
        duchi | squarewave [--b B] | piecewise  (numeric inputs; worst pair proven)
@@ -178,16 +180,26 @@ def _add_sweep_parser(sub) -> None:
     text = ("a grid of certified eps(delta) (or delta(eps)) questions, one table row per "
             "point (amp.sweep), on a process pool or a Dask cluster")
     s = sub.add_parser("sweep", help=text, description=text)
-    s.add_argument("--mechanism", "-m", required=True, metavar="M",
-                   help="|".join(registry.MECHANISMS))
+    s.add_argument("--mechanism", "-m", required=True, metavar="M", help="|".join(MECHANISMS))
     s.add_argument("--k", type=_positive_int("k"), help="k-RR domain size")
     s.add_argument("--g", type=_positive_int("g"), help="OLH number of buckets")
     s.add_argument("--d", type=_positive_int("d"), help="domain size: exact finite mechanism")
     s.add_argument("--b", type=_real("b"), help="square wave half-width (default: Li et al.'s)")
-    s.add_argument("--n", type=_positive_int("n"), nargs="+", required=True,
-                   help="numbers of users")
-    s.add_argument("--eps0", type=_real("eps0"), nargs="+", required=True,
-                   help="local privacy levels")
+    s.add_argument("--matrix", metavar="FILE", help="randomizer matrix (.csv/.npy/.json) of "
+                   "mechanism matrix (eps0 comes from it)")
+    s.add_argument("--population", metavar="FILE", help="fixed groups of mechanism "
+                   "population (as for epsilon; --n may be omitted)")
+    s.add_argument("--joint", type=_positive_int("joint"), default=None,
+                   help="J identical components, each with eps0/J (Section 6)")
+    s.add_argument("--n", type=_positive_int("n"), nargs="+", default=None,
+                   help="numbers of users (required, except for a population)")
+    s.add_argument("--eps0", type=_real("eps0"), nargs="+", default=None,
+                   help="local privacy levels (not for a matrix or a population)")
+    s.add_argument("--rounds", type=_positive_int("rounds"), nargs="+", default=[1],
+                   help="numbers of adaptive rounds T (default 1; T > 1 needs "
+                        "amp-shuffle[rounds])")
+    s.add_argument("--sampling", type=_real("sampling"), nargs="+", default=[1.0],
+                   help="Poisson client subsampling rates q in (0, 1] (default 1)")
     given = s.add_mutually_exclusive_group(required=True)
     given.add_argument("--delta", type=_real("delta"), nargs="+",
                        help="target deltas: each point is eps(delta)")
@@ -199,7 +211,7 @@ def _add_sweep_parser(sub) -> None:
                    help="relative width of each certified bracket")
     s.add_argument("--method", default="auto", choices=METHODS, help="delta engine")
     s.add_argument("--workers", type=_positive_int("workers"), default=None,
-                   help="processes of the local pool (default: one per core; 1: serial)")
+                   help="processes of a local pool (default 1: serial, in this process)")
     s.add_argument("--scheduler", metavar="ADDRESS", default=None,
                    help="run on a Dask scheduler at ADDRESS, or 'local' for a LocalCluster "
                         "of --workers processes (needs amp-shuffle[dask])")
@@ -428,20 +440,34 @@ def run_sweep(args: argparse.Namespace) -> SweepTable:
     >>> [round(r["value"], 4) for r in t]
     [1.5274, 0.3805]
     """
+    make = mechanism_factory(args)     # the options' checks of the single questions
+    m = args.mechanism.lower()
     domain = {o: getattr(args, o) for o in ("k", "g", "d", "b") if getattr(args, o) is not None}
+    if m in FILE_MECHANISMS:
+        if args.eps0 is not None:
+            raise ParameterError(f"eps0 comes from the {m}; do not pass --eps0")
+        mech, domain = make(0.0), {}
+    elif args.joint not in (None, 1):
+        mech, domain = make, {}
+    else:
+        mech = m
+    if args.n is None and m != "population":
+        raise ParameterError("n is required (--n N [N ...])")
+    if args.eps0 is None and m not in FILE_MECHANISMS:
+        raise ParameterError("eps0 is required (--eps0 X [X ...])")
     kw = dict(n=args.n, eps0=args.eps0, delta=args.delta, eps=args.eps, bound=args.bound,
-              rel_tol=args.rel_tol, method=args.method, progress=_progress_printer(args),
-              **domain)
+              rounds=args.rounds, sampling=args.sampling, rel_tol=args.rel_tol,
+              method=args.method, progress=_progress_printer(args), **domain)
     if args.scheduler is None:
-        return sweep(args.mechanism, **kw, workers=args.workers)
+        return sweep(mech, **kw, workers=args.workers)
     if args.scheduler == "local":
         with dask_executor(n_workers=args.workers) as ex:
-            return sweep(args.mechanism, **kw, executor=ex)
+            return sweep(mech, **kw, executor=ex)
     if args.workers is not None:
         raise ParameterError("--workers sizes the local pool or a 'local' Dask cluster; the "
                              "scheduler at --scheduler ADDRESS has its own workers")
     with dask_executor(args.scheduler) as ex:
-        return sweep(args.mechanism, **kw, executor=ex)
+        return sweep(mech, **kw, executor=ex)
 
 
 def _format(ans: dict) -> str:

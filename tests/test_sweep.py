@@ -1,15 +1,19 @@
 """amp.sweep: the same table serially, on a process pool and on a Dask LocalCluster; each row
-is the front door's answer (or its error); bad input is refused before any work starts."""
+is the front door's answer (or its error); bad input is refused before any work starts; any
+mechanism the front door takes (objects, matrices, factories, populations), rounds and sampling;
+serial unless asked; to_pandas; the CLI's sweep options."""
 
 from __future__ import annotations
 
 import csv
 import io
 import json
+import importlib.util
 import math
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
+import numpy as np
 import pytest
 from threadpoolctl import threadpool_limits
 
@@ -217,7 +221,8 @@ def test_csv_json_records_and_text(serial):
     text = str(serial).splitlines()
     assert text[0].split() == [c for c in serial.columns if c != "error"]
     assert len(text) == len(serial) + 2 and text[-1] == f"{len(serial)} point(s)"
-    assert math.isclose(float(text[1].split()[7]), serial.rows[0]["value"], rel_tol=1e-5)
+    value = serial.columns.index("value")
+    assert math.isclose(float(text[1].split()[value]), serial.rows[0]["value"], rel_tol=1e-5)
 
 
 def test_progress_is_reported_per_task():
@@ -274,5 +279,209 @@ def test_cli_sweep_bad_input_exits_2(extra, message, capsys):
     argv = ["sweep", "-m", "krr", "--k", "10", "--n", "100", "--eps0", "1", "--delta",
             "1e-6", *extra]
     assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("amp: error:") and message in err and len(err.splitlines()) == 1
+
+
+# ----------------------------------------------------------------------------- any mechanism
+P3 = [[0.5, 0.3, 0.2], [0.2, 0.5, 0.3], [0.25, 0.25, 0.5]]     # asymmetric 3 x 3 LDP matrix
+
+
+def test_mechanism_objects_rows_are_the_front_doors_answers():
+    m = amp.KRR(2.0, k=5)
+    t = amp.sweep(m, n=[300, 3000], delta=[1e-5, 1e-7], reuse=False)
+    assert [(r["n"], r["delta"]) for r in t] == [(300, 1e-5), (300, 1e-7), (3000, 1e-5),
+                                                 (3000, 1e-7)]
+    for r in t:
+        assert r["eps0"] == 2.0 and r["params"] == "" and r["mechanism"] == m.describe()
+        with threadpool_limits(limits=1, user_api="blas"):
+            b = amp.epsilon(m, r["n"], r["delta"])
+        assert (r["lower"], r["upper"], r["value"]) == b.bracket + (b.value,), r
+
+
+def test_a_factory_and_a_registered_name_give_the_same_numbers():
+    kw = dict(n=[800], eps0=[1.0, 3.0], delta=[1e-6])
+    by_name = amp.sweep("krr", k=6, **kw)
+    by_factory = amp.sweep(lambda e: amp.KRR(e, k=6), **kw)
+    by_class = amp.sweep([("krr", {"k": 6})], **kw)
+    nums = lambda t: [(r["eps0"], r["lower"], r["upper"]) for r in t]  # noqa: E731
+    assert nums(by_name) == nums(by_factory) == nums(by_class)
+    assert [r["mechanism"] for r in by_factory] == ["6-RR (eps0=1)", "6-RR (eps0=3)"]
+
+
+def test_a_matrix_as_array_list_or_object_and_the_exact_oracle():
+    """The sweep's brackets of an asymmetric matrix at n = 8 against exact enumeration of every
+    neighbouring dataset pair (amp.oracles.ground_truth): lower <= max exact <= upper."""
+    from itertools import combinations_with_replacement
+    from amp.oracles.ground_truth import shuffled_divergence
+    eps = [0.1, 0.4, 0.8]
+    t = amp.sweep(np.array(P3), n=8, eps=eps, bound=["upper", "lower"])
+    assert t == amp.sweep(P3, n=8, eps=eps, bound=["upper", "lower"])
+    assert t == amp.sweep([amp.MatrixMechanism(P3)], n=8, eps=eps, bound=["upper", "lower"])
+    exact = np.zeros(len(eps))
+    for x0 in range(3):
+        for x1 in range(3):
+            if x0 != x1:
+                for others in combinations_with_replacement(range(3), 7):
+                    exact = np.maximum(exact, shuffled_divergence(P3, x0, x1, others, eps))
+    up, low = t.rows[:3], t.rows[3:]
+    for e, u, lo, ex in zip(eps, up, low, exact):
+        assert u["bound"] == "upper" and lo["bound"] == "lower" and u["eps"] == e
+        assert lo["lower"] <= ex * (1 + 1e-9) and ex <= u["upper"], (e, lo, ex, u)
+
+
+def test_a_population_uses_its_own_number_of_users():
+    pop = amp.Population([(900, amp.KRR(1.0, k=10)), (100, amp.KRR(4.0, k=10))])
+    t = amp.sweep(pop, delta=[1e-6])
+    assert len(t) == 1 and t.rows[0]["n"] == 1000 and t.rows[0]["eps0"] == pop.eps0
+    assert t.rows[0]["upper"] == amp.epsilon(pop, 1000, 1e-6).upper
+    assert amp.sweep(pop, n=1000, delta=1e-6) == t
+    with pytest.raises(ParameterError, match="population's number of users 1000"):
+        amp.sweep(pop, n=500, delta=1e-6)
+
+
+def test_rounds_and_sampling_are_axes_answered_as_the_front_door():
+    pytest.importorskip("dp_accounting", reason="the rounds extra is not installed")
+    m = amp.KRR(2.0, k=10)
+    t = amp.sweep(m, n=300, delta=1e-6, rounds=[1, 2], sampling=[1.0, 0.5])
+    assert [(r["rounds"], r["sampling"]) for r in t] == [(1, 1.0), (1, 0.5), (2, 1.0),
+                                                         (2, 0.5)]
+    for r in t:
+        with threadpool_limits(limits=1, user_api="blas"):
+            b = amp.epsilon(m, 300, 1e-6, rounds=r["rounds"], sampling=r["sampling"])
+        assert (r["lower"], r["upper"]) == b.bracket, r
+    assert t.rows[1]["upper"] < t.rows[0]["upper"] < t.rows[2]["upper"]   # q < 1 helps, T hurts
+
+
+def test_serial_unless_an_executor_or_workers_is_asked(monkeypatch):
+    import concurrent.futures as cf
+
+    class Refused(cf.ProcessPoolExecutor):
+        def __init__(self, *a, **k):
+            raise AssertionError("a process pool was started")
+
+    monkeypatch.setattr(cf, "ProcessPoolExecutor", Refused)
+    kw = dict(mechanism="krr", k=10, n=[300, 600], eps0=1.0, delta=1e-6)
+    assert len(amp.sweep(**kw)) == 2 and len(amp.sweep(**kw, workers=1)) == 2
+    with pytest.raises(AssertionError, match="process pool was started"):
+        amp.sweep(**kw, workers=2)
+
+
+def test_an_unpicklable_mechanism_is_refused_for_a_process_pool_only():
+    class Local(amp.KRR):          # a class local to a function cannot be pickled
+        pass
+
+    m = Local(2.0, k=4)
+    assert len(amp.sweep(m, n=[200, 400], delta=1e-6)) == 2
+    with pytest.raises(ParameterError, match="cannot be sent to the executor"):
+        amp.sweep(m, n=[200, 400], delta=1e-6, workers=2)
+
+
+BAD_FORMS = [
+    (dict(mechanism=amp.KRR(1.0, k=3), eps0=1.0), "eps0 comes from the mechanism"),
+    (dict(mechanism=np.array(P3), eps0=1.0), "eps0 comes from the mechanism"),
+    (dict(mechanism="krr", k=3), "eps0 is required"),
+    (dict(mechanism=lambda e: 3, eps0=1.0), "must return an amp mechanism"),
+    (dict(mechanism=lambda e: amp.KRR(e), eps0=1.0), "failed at eps0=1"),
+    (dict(mechanism=amp.KRR(1.0, k=3), k=3), "apply to registered mechanism names only"),
+    (dict(mechanism=np.ones((2, 2, 2))), "mechanism must be"),
+    (dict(mechanism=[np.ones((1, 2, 2))]), "LDP matrix must be 2-D"),
+    (dict(mechanism=[[0.5, 0.5], [0.4, 0.4]]), "matrix"),
+    (dict(mechanism=amp.KRR(1.0, k=3), n=None), "n is required"),
+    (dict(mechanism=amp.KRR(1.0, k=3), rounds=0), "rounds must be"),
+    (dict(mechanism=amp.KRR(1.0, k=3), rounds=1.0), "rounds must be an integer"),
+    (dict(mechanism=amp.KRR(1.0, k=3), sampling=[1.0, 2.0]), "sampling must be in"),
+]
+
+
+@pytest.mark.parametrize("kw, message", BAD_FORMS, ids=[m for _, m in BAD_FORMS])
+def test_bad_mechanism_forms_are_refused_before_any_work(kw, message):
+    kw = {"n": 100, "delta": 1e-6, **kw}
+    with pytest.raises(ParameterError, match=message):
+        amp.sweep(**kw)
+
+
+# ----------------------------------------------------------------------------- pandas
+def test_to_pandas_builds_a_frame_of_the_rows(monkeypatch):
+    """With a stand-in pandas module: the frame is built from the records, in column order."""
+    t = amp.sweep("krr", k=10, n=[300], eps0=1.0, delta=[1e-6, 1e-300])
+    seen = {}
+
+    class DataFrame:
+        @classmethod
+        def from_records(cls, records, columns):
+            seen.update(records=records, columns=columns)
+            return "frame"
+
+    monkeypatch.setitem(sys.modules, "pandas", type(sys)("pandas"))
+    sys.modules["pandas"].DataFrame = DataFrame
+    assert t.to_pandas() == "frame"
+    assert seen == {"records": t.to_records(), "columns": list(t.columns)}
+
+
+def test_to_pandas_without_pandas_is_one_clear_import_error(monkeypatch, serial):
+    monkeypatch.setitem(sys.modules, "pandas", None)
+    with pytest.raises(ImportError, match=r"^SweepTable.to_pandas needs pandas, which is not "
+                                          r"installed: pip install pandas$"):
+        serial.to_pandas()
+
+
+def test_to_pandas_with_pandas(serial):
+    pd = pytest.importorskip("pandas")
+    df = serial.to_pandas()
+    assert list(df.columns) == list(serial.columns) and len(df) == len(serial)
+    assert df["value"].tolist() == [r["value"] for r in serial]
+    assert isinstance(df, pd.DataFrame)
+
+
+# ----------------------------------------------------------------------------- Dask, CLI
+def test_dask_runs_objects_factories_and_matrices_as_serial(dask_ex):
+    kw = dict(mechanism=[amp.KRR(2.0, k=3), lambda e: amp.KRR(e, k=5), np.array(P3)], n=[300],
+              delta=[1e-6], reuse=False)
+    assert amp.sweep(**kw, eps0=[2.0], executor=dask_ex) == amp.sweep(**kw, eps0=[2.0])
+
+
+def _cli_csv(argv, capsys) -> str:
+    assert main([*argv, "--format", "csv", "--quiet"]) == 0
+    return capsys.readouterr().out
+
+
+def test_cli_sweep_matrix_population_rounds_sampling(tmp_path, capsys):
+    f = tmp_path / "P.csv"
+    f.write_text("\n".join(",".join(map(str, row)) for row in P3))
+    out = _cli_csv(["sweep", "-m", "matrix", "--matrix", str(f), "--n", "50", "500",
+                    "--delta", "1e-6"], capsys)
+    api = amp.sweep(amp.MatrixMechanism(P3, name="P.csv"), n=[50, 500], delta=1e-6)
+    assert out == api.to_csv()
+    pop = tmp_path / "pop.json"
+    pop.write_text(json.dumps([{"users": 90, "mechanism": "krr", "eps0": 1, "k": 4},
+                               {"users": 10, "mechanism": "krr", "eps0": 2, "k": 4}]))
+    out = _cli_csv(["sweep", "-m", "population", "--population", str(pop), "--delta", "1e-3"],
+                   capsys)
+    (row,) = csv.DictReader(io.StringIO(out))
+    assert row["n"] == "100" and row["mechanism"].startswith("population(")  # its own n
+    argv = ["sweep", "-m", "krr", "--k", "10", "--eps0", "2", "--n", "300", "--delta",
+            "1e-6", "--sampling", "1", "0.5"]
+    if importlib.util.find_spec("dp_accounting") is not None:
+        argv += ["--rounds", "1", "2"]
+    rows = list(csv.DictReader(io.StringIO(_cli_csv(argv, capsys))))
+    api = amp.sweep("krr", k=10, eps0=2, n=300, delta=1e-6, sampling=[1, 0.5],
+                    rounds=[1, 2] if "--rounds" in argv else 1)
+    assert [(int(r["rounds"]), float(r["sampling"]), float(r["upper"])) for r in rows] == \
+        [(r["rounds"], r["sampling"], r["upper"]) for r in api]
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["-m", "matrix", "--matrix", "P.csv", "--eps0", "1"], "eps0 comes from the matrix"),
+    (["-m", "krr", "--k", "10"], "eps0 is required (--eps0"),
+    (["-m", "krr", "--k", "10", "--eps0", "1", "--matrix", "P.csv"], "--matrix does not apply"),
+    (["-m", "oue", "--eps0", "1", "--sampling", "0"], "sampling must be"),
+    (["-m", "oue", "--eps0", "1", "--rounds", "0"], "rounds must be >= 1"),
+])
+def test_cli_sweep_new_options_bad_input_exits_2(extra, message, capsys, tmp_path,
+                                                 monkeypatch):
+    (tmp_path / "P.csv").write_text("\n".join(",".join(map(str, row)) for row in P3))
+    monkeypatch.chdir(tmp_path)
+    assert main(["sweep", *extra, "--n", "100", "--delta", "1e-6"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("amp: error:") and message in err and len(err.splitlines()) == 1
