@@ -401,11 +401,38 @@ def run(args: argparse.Namespace) -> dict:
     if bound in BASELINE_BOUNDS:
         if args.method != "auto":
             raise ParameterError(f"--method applies to --bound upper|lower only, not {show(bound)}")
-        from amp.baselines import run_baseline
-        return run_baseline(bound, cmd, mech, args.n,
-                            args.eps if cmd == "delta" else args.delta)
+        return _baseline_answer(bound, cmd, mech, args.n,
+                                args.eps if cmd == "delta" else args.delta)
     raise ParameterError(f"bound must be one of {', '.join(CORE_BOUNDS + BASELINE_BOUNDS)}, "
                          f"got {show(bound)}")
+
+
+def _baseline_answer(name: str, command: str, mechanism: Mechanism, n: int,
+                     target: float) -> dict:
+    """``delta`` (target = eps) or ``epsilon`` (target = delta) of the baseline ``name`` as the
+    CLI's JSON contract: the inputs, ``"value"``, ``"bracket"`` (numeric methods only),
+    ``"certified"`` and ``"note"``. Warnings (the stronger clone's) go to stderr."""
+    from amp.baselines import BOUNDS, NUMERIC
+
+    b = BOUNDS[name]
+    source = mechanism.eps0 if b.generic else mechanism
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        r = b.delta(source, n, target) if command == "delta" else b.epsilon(source, n, target)
+    for w in caught:
+        print(f"amp: warning: {w.message}", file=sys.stderr)
+    if not b.valid:
+        print(f"amp: warning: '{name}' is NOT a valid privacy bound ({b.reference}); "
+              "shown only to compare with what was claimed", file=sys.stderr)
+    out = {"quantity": "delta" if command == "delta" else "eps", "bound": name,
+           "mechanism": mechanism.describe() if not b.generic else
+           f"any eps0-LDP randomizer (eps0={mechanism.eps0:g})",
+           "n": n, ("eps" if command == "delta" else "delta"): target,
+           "value": float(r.value), "method": r.method, "certified": bool(r.certified),
+           "note": r.details.get("note", "")}
+    if name in NUMERIC:
+        out["bracket"] = [float(r.lower), float(r.upper)]
+    return out
 
 
 @contextmanager

@@ -12,7 +12,7 @@ import pytest
 from amp.core.errors import ParameterError
 from amp.backends.exact import delta_enumerate
 from amp.mechanisms.gparv import GPARV
-from amp.mechanisms.joint import JointMechanism, MAX_MATRIX_ENTRIES, example_6_0, joint_copies
+from amp.mechanisms.joint import JointMechanism, MAX_MATRIX_ENTRIES, joint_copies
 from amp.oracles.joint_pairs import subset_deltas
 from amp.mechanisms import (BLH, KRR, OUE, RAPPOR, HadamardResponse, MatrixMechanism,
                             lower_law_from_matrix, pair_law_from_matrix)
@@ -337,28 +337,6 @@ def test_subset_deltas_sorted_and_full_pair_worst_small_case():
     assert len(low) == 3      # (differ, differ), (differ, same != x2), (differ, same == x2)
     # every Theorem 5 value is a valid lower bound: it cannot exceed the blanket upper bound
     assert max(r.delta for r in low) <= res[0].delta * (1 + 1e-12)
-
-
-# ---------------------------------------------------------------------------- Example 6.0
-@pytest.mark.parametrize("k,eps0", [(2, 1.0), (3, 0.5), (5, 2.0), (10, 4.0)])
-def test_example_6_0(k, eps0):
-    ex = example_6_0(k, eps0)
-    h = math.exp(eps0 / 2)
-    assert ex.p == pytest.approx(1 / (h + k - 1), rel=1e-15)
-    assert ex.q == pytest.approx((k - 2) / (h + k - 1), rel=1e-15, abs=0)
-    assert ex.matrix_error < 1e-15
-    assert ex.blanket_error < 1e-15
-    J = JointMechanism([KRR(eps0 / 2, k=k)] * 2)
-    assert ex.gamma == pytest.approx(J.gamma, rel=1e-14)
-    assert ex.gamma == pytest.approx((k * ex.p) ** 2, rel=1e-14)
-    assert ex.component_blanket.sum() == pytest.approx(2 * ex.p + ex.q, rel=1e-14)
-
-
-def test_example_6_0_bad_input():
-    with pytest.raises(ParameterError):
-        example_6_0(1, 1.0)
-    with pytest.raises(ParameterError):
-        example_6_0(3, 0.0)
 
 
 def test_theorem5_lower_bound_of_finite_joint_mechanisms():

@@ -45,7 +45,7 @@ from amp.baselines.stronger_clone import (StrongerCloneWarning, stronger_clone_c
 from amp.core.result import Bound
 
 __all__ = [
-    "BOUNDS", "Baseline", "run_baseline",
+    "BOUNDS", "Baseline",
     "clone_delta", "clone_epsilon", "closed_form_delta", "closed_form_epsilon",
     "hoeffding_delta", "hoeffding_epsilon", "bennett_delta", "bennett_epsilon",
     "GeneralCloneDecomposition", "standard_clone_decomposition", "blanket_decomposition",
@@ -100,40 +100,3 @@ BOUNDS: dict[str, Baseline] = {
 
 #: Bounds whose value comes from a numerical computation with an enclosing bracket.
 NUMERIC = ("clone", "stronger-clone")
-
-
-def run_baseline(name: str, command: str, mechanism, n: int, target: float) -> dict:
-    """CLI helper: ``delta`` (target = eps) or ``epsilon`` (target = delta) of a baseline.
-
-    Returns the CLI's JSON contract: the inputs, ``"value"``, ``"bracket"`` (numeric methods
-    only), ``"certified"`` and ``"note"``. The stronger clone prints its warning on stderr.
-    """
-    import sys
-    import warnings
-
-    from amp.core.errors import ParameterError
-
-    if name not in BOUNDS:
-        raise ParameterError(f"bound must be one of {', '.join(BOUNDS)}, got {name!r}")
-    b = BOUNDS[name]
-    source = mechanism.eps0 if b.generic else mechanism
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        if command == "delta":
-            r = b.delta(source, n, target)
-        else:
-            r = b.epsilon(source, n, target)
-    for w in caught:
-        print(f"amp: warning: {w.message}", file=sys.stderr)
-    if not b.valid:
-        print(f"amp: warning: '{name}' is NOT a valid privacy bound ({b.reference}); "
-              "shown only to compare with what was claimed", file=sys.stderr)
-    out = {"quantity": "delta" if command == "delta" else "eps", "bound": name,
-           "mechanism": mechanism.describe() if not b.generic else
-           f"any eps0-LDP randomizer (eps0={mechanism.eps0:g})",
-           "n": n, ("eps" if command == "delta" else "delta"): target,
-           "value": float(r.value), "method": r.method, "certified": bool(r.certified),
-           "note": r.details.get("note", "")}
-    if name in NUMERIC:
-        out["bracket"] = [float(r.lower), float(r.upper)]
-    return out

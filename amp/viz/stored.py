@@ -1,8 +1,9 @@
-"""The stored curves of Figures 2 and 3 (``book/data/figures.json``) and tables read from them.
+"""The stored curves of Figures 2 and 3 and tables read from them.
 
 ``bench/reproduce_figures.py`` computes every point with
-:func:`amp.viz.experiments.experiment_point` and writes the file; the book reads it here (the
-full computation takes minutes). A file holds ``inputs`` (``delta``, ``eps0``, ``n``, ...),
+:func:`amp.viz.experiments.experiment_point` and writes the file (the book's
+``book/data/figures.json``); the book reads it with :func:`load_figures`, giving its path (the
+full computation takes minutes; the library itself reads no file of the source tree). A file holds ``inputs`` (``delta``, ``eps0``, ``n``, ...),
 ``panels`` (one per mechanism and ``eps0``, each with ``curves[key]`` lists ``n``, ``value``,
 ``lower``, ``upper``, ``seconds``, ``method``), the ``finite_domain`` rows and provenance.
 Reading a file computes nothing.
@@ -19,23 +20,20 @@ import numpy as np
 
 from amp.core.errors import ParameterError
 
-__all__ = ["TIMING_KEYS", "figures_path", "load_figures", "panel", "curve", "curve_value",
+__all__ = ["TIMING_KEYS", "load_figures", "panel", "curve", "curve_value",
            "stored_point", "tightness_rows", "timing_rows", "finite_domain_rows"]
 
 #: Curves of the timing table (Chapter 7), in column order.
 TIMING_KEYS = ("upper", "lower", "joint2_upper", "joint4_upper", "clone", "bennett")
 
 
-def figures_path() -> Path:
-    """``book/data/figures.json`` of the repository (written by ``bench/reproduce_figures.py``)."""
-    return Path(__file__).resolve().parents[2] / "book" / "data" / "figures.json"
-
-
-def load_figures(path: str | Path | None = None) -> dict:
-    """Load the stored curves of Figures 2 and 3 (see ``bench/reproduce_figures.py``)."""
-    p = Path(path) if path is not None else figures_path()
-    if not p.exists():
-        raise ParameterError(f"{p} not found: run `python bench/reproduce_figures.py`")
+def load_figures(path: str | Path) -> dict:
+    """Load stored curves of Figures 2 and 3 from ``path`` (a file written by
+    ``bench/reproduce_figures.py``; the book passes its ``data/figures.json``)."""
+    p = Path(path)
+    if not p.is_file():
+        raise ParameterError(f"{p} not found: bench/reproduce_figures.py of the repository "
+                             "writes the stored curves")
     with open(p, encoding="utf-8") as fh:
         return json.load(fh)
 
