@@ -59,8 +59,8 @@ from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 import numpy as np
-from scipy.special import gammaln
 
+from amp.core.lazy import lazy
 from amp.core import validate as V
 from amp.core.errors import NumericalError, ParameterError
 from amp.core.result import Bound
@@ -70,6 +70,9 @@ from amp.mechanisms.base import Mechanism
 from amp import pld_adapter as A
 from amp.pairs import delta_max
 from amp.privacy_profile import PrivacyProfile, check_mechanism, laws_for
+
+# scipy is imported on first use (amp.core.lazy): import amp stays fast
+gammaln = lazy("scipy.special", "gammaln")
 
 __all__ = ["Round", "ComposableProfile", "compose", "epsilon_rounds", "delta_rounds",
            "epsilon_sweep", "optimal_homogeneous_delta", "optimal_homogeneous_epsilon",

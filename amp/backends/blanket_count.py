@@ -11,14 +11,17 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import stats
 
+from amp.core.lazy import lazy
 from amp.core.floats import TINY
 from amp.core.result import Bound
 from amp.core.tails import binom_chernoff_quantile, binom_log_tail_ge
 from amp.backends.exact import delta_enumerate, n_compositions
 from amp.backends.structured.binomial import eta
 from amp.mechanisms.gparv import GPARV
+
+# scipy is imported on first use (amp.core.lazy): import amp stays fast
+stats = lazy("scipy.stats")
 
 __all__ = ["blanket_count_delta", "MAX_COUNT_VECTORS"]
 

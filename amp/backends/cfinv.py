@@ -46,12 +46,16 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import optimize, special
 
+from amp.core.lazy import lazy
 from amp.core.errors import NumericalError
 from amp.core.floats import TINY, U
 from amp.core.result import Bound
 from amp.core.saddle import log_mgf
+
+# scipy is imported on first use (amp.core.lazy): import amp stays fast
+optimize = lazy("scipy.optimize")
+special = lazy("scipy.special")
 
 __all__ = ["cf_delta", "DEFAULT_MAX_TERMS"]
 

@@ -13,10 +13,13 @@ import math
 from functools import lru_cache
 
 import numpy as np
-from scipy.special import gammaln
 
+from amp.core.lazy import lazy
 from amp.core.errors import ParameterError
 from amp.mechanisms.gparv import GPARV
+
+# scipy is imported on first use (amp.core.lazy): import amp stays fast
+gammaln = lazy("scipy.special", "gammaln")
 
 __all__ = ["MAX_COMPOSITIONS", "compositions", "n_compositions", "delta_enumerate"]
 

@@ -41,13 +41,17 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import fft as sfft
-from scipy import optimize, special
 
+from amp.core.lazy import lazy
 from amp.core.errors import NumericalError
 from amp.core.floats import TINY, U
 from amp.core.result import Bound
 from amp.core.saddle import log_mgf, saddle_theta
+
+# scipy is imported on first use (amp.core.lazy): import amp stays fast
+sfft = lazy("scipy.fft")
+optimize = lazy("scipy.optimize")
+special = lazy("scipy.special")
 
 __all__ = ["fft_delta", "DEFAULT_MAX_POINTS"]
 

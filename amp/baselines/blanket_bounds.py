@@ -72,8 +72,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from scipy import stats
 
+from amp.core.lazy import lazy
 from amp.baselines._search import (MAX_EVALUATIONS_CLOSED, delta_targets, describe_source,
                                    eps_array, invert_delta, results)
 from amp.core import validate as V
@@ -81,6 +81,9 @@ from amp.core.errors import ParameterError
 from amp.core.result import Bound
 from amp.core.tails import binom_window_mass
 from amp.mechanisms.gparv import GPARV
+
+# scipy is imported on first use (amp.core.lazy): import amp stays fast
+stats = lazy("scipy.stats")
 
 __all__ = ["hoeffding_delta", "hoeffding_epsilon", "bennett_delta", "bennett_epsilon",
            "parv_summary", "ParvSummary"]

@@ -65,8 +65,8 @@ import math
 from typing import Literal
 
 import numpy as np
-from scipy import stats
 
+from amp.core.lazy import lazy
 from amp.backends.structured.binomial import eta as binom_eta
 from amp.baselines._search import (FLOAT_REL, delta_targets, describe_source, eps0_of,
                                    eps_array, invert_delta, results)
@@ -74,6 +74,9 @@ from amp.core import validate as V
 from amp.core.errors import NumericalError, ParameterError
 from amp.core.result import Bound
 from amp.core.tails import binom_window_mass
+
+# scipy is imported on first use (amp.core.lazy): import amp stays fast
+stats = lazy("scipy.stats")
 
 __all__ = ["clone_delta", "clone_epsilon", "closed_form_epsilon", "closed_form_delta",
            "clone_family_delta", "DEFAULT_TAIL_MASS"]

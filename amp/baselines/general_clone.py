@@ -44,8 +44,8 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
-from scipy.special import gammaln
 
+from amp.core.lazy import lazy
 from amp.baselines._search import eps_array, results
 from amp.core import validate as V
 from amp.core.errors import ParameterError
@@ -54,6 +54,9 @@ from amp.backends.exact import MAX_COMPOSITIONS
 from amp.mechanisms.gparv import GPARV
 from amp.mechanisms.base import matrix_eps0
 from amp.mechanisms.table1 import KRR
+
+# scipy is imported on first use (amp.core.lazy): import amp stays fast
+gammaln = lazy("scipy.special", "gammaln")
 
 __all__ = ["GeneralCloneDecomposition", "standard_clone_decomposition",
            "blanket_decomposition", "merged_krr_decomposition", "general_clone_delta",

@@ -36,14 +36,17 @@ import warnings
 from typing import Iterable
 
 import numpy as np
-from scipy import optimize
 
+from amp.core.lazy import lazy
 from amp.baselines._search import (delta_targets, describe_source, eps0_of, eps_array,
                                    invert_delta, results)
 from amp.baselines.clone import DEFAULT_TAIL_MASS, clone_family_delta
 from amp.core import validate as V
 from amp.core.errors import ParameterError
 from amp.core.result import Bound
+
+# scipy is imported on first use (amp.core.lazy): import amp stays fast
+optimize = lazy("scipy.optimize")
 
 __all__ = ["StrongerCloneWarning", "stronger_clone_claimed_delta",
            "stronger_clone_claimed_epsilon", "stronger_clone_p",

@@ -6,9 +6,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import optimize
 
+from amp.core.lazy import lazy
 from amp.core.errors import NumericalError
+
+# scipy is imported on first use (amp.core.lazy): import amp stays fast
+optimize = lazy("scipy.optimize")
 
 __all__ = ["saddle_theta", "log_mgf", "saddle_log_delta"]
 

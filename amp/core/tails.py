@@ -11,9 +11,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import optimize
 
+from amp.core.lazy import lazy
 from amp.core.floats import TINY, U
+
+# scipy is imported on first use (amp.core.lazy): import amp stays fast
+optimize = lazy("scipy.optimize")
 
 __all__ = ["kl_bernoulli", "binom_log_tail_ge", "binom_log_tail_le", "binom_window",
            "binom_window_mass", "binom_chernoff_quantile", "bernstein_t", "chernoff_upper"]

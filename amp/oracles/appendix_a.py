@@ -40,13 +40,16 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.special import gammaln
-from scipy.stats import binom
 
+from amp.core.lazy import lazy
 from amp.core.validate import show
 from amp.core import validate as V
 from amp.core.errors import ParameterError
 from amp.backends.exact import compositions
+
+# scipy is imported on first use (amp.core.lazy): import amp stays fast
+gammaln = lazy("scipy.special", "gammaln")
+binom = lazy("scipy.stats", "binom")
 
 __all__ = [
     "blanket_parameters", "CountLaw", "dependent_law", "paper_literal_law",

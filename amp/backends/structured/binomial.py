@@ -25,10 +25,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import stats
 
+from amp.core.lazy import lazy
 from amp.core.floats import U
 from amp.core.tails import binom_log_tail_ge
+
+# scipy is imported on first use (amp.core.lazy): import amp stays fast
+stats = lazy("scipy.stats")
 
 __all__ = ["ETA_BINOM", "ETA_SLOPE", "BINOM_REL", "RUN_ANCHOR", "eta", "pmf", "sf",
            "sf_run",

@@ -29,14 +29,17 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import stats
 
+from amp.core.lazy import lazy
 from amp.core.errors import NumericalError
 from amp.core.floats import TINY, U, widen
 from amp.backends.structured.binomial import eta, pmf, sf_run
 from amp.backends.structured.model import CountModel, Plan
 from amp.backends.structured.shape import StructuredShape, shape_atom_floor
 from amp.backends.structured.zsplit import zsplit_eval
+
+# scipy is imported on first use (amp.core.lazy): import amp stays fast
+stats = lazy("scipy.stats")
 
 __all__ = ["REL_SAFETY", "MAX_BAND", "Parts", "Evaluator", "evaluate", "assemble"]
 

@@ -20,12 +20,15 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import fft as sfft
 
+from amp.core.lazy import lazy
 from amp.core.floats import U
 from amp.core.tails import bernstein_t
 from amp.backends.structured.nuisance import LOG_TAU_V, Nuisance
 from amp.backends.structured.tables import Table, cumulate
+
+# scipy is imported on first use (amp.core.lazy): import amp stays fast
+sfft = lazy("scipy.fft")
 
 __all__ = ["cf_denominators", "lattice_cats", "lattice_table"]
 
