@@ -68,9 +68,8 @@ def profile(mechanism: Mechanism, n: int, *, bound: str = "upper",
         The ``delta`` backend; ``"auto"`` picks one per law and reports it in ``Bound.method``.
     executor : concurrent.futures.Executor, optional
         Runs a matrix mechanism's independent pair refinements (e.g.
-        ``ProcessPoolExecutor(2)``; the CLI's ``--workers N``) and the points of a sequence
-        of ``eps`` or ``delta`` asked of it; default serial. The results are identical with
-        and without one.
+        ``ProcessPoolExecutor(2)``; the CLI's ``--workers N``); default serial. The results
+        are identical with and without one.
     rel_tol : float, optional
         Default relative width of the brackets the profile returns (``prof.delta``:
         ``2e-3``, ``prof.epsilon``: ``1e-4`` when not given).
@@ -148,11 +147,11 @@ def delta(mechanism: Mechanism, n: int, eps: float | Iterable[float], *, bound: 
         Poisson client subsampling rate ``q`` in ``(0, 1]``: each user takes part in a round
         with probability ``q`` (:class:`amp.mechanisms.subsampled.Subsampled`).
     executor : concurrent.futures.Executor, optional
-        Runs independent sub-questions: a matrix mechanism's pair refinements and the points
-        of a sequence of ``eps`` (e.g. ``ProcessPoolExecutor(2)``; the CLI's
-        ``--workers N``); default serial. Results are identical with and without one. Not
-        used with ``rounds > 1`` (one composition per ``eps``, run in turn) nor by a baseline
-        (vectorised over ``eps``).
+        Runs independent sub-questions: a matrix mechanism's pair refinements (e.g.
+        ``ProcessPoolExecutor(2)``; the CLI's ``--workers N``); default serial. Results are
+        identical with and without one. Not used for the points of a sequence (they run in
+        turn on one profile, whose caches narrow later brackets), with ``rounds > 1`` (one
+        composition per ``eps``) nor by a baseline (vectorised over ``eps``).
     progress : callable or True, optional
         Called with one line per ``eps`` answered (``True``: lines on stderr).
 
@@ -258,10 +257,11 @@ def epsilon(mechanism: Mechanism, n: int, delta: float | Iterable[float], *,
         Poisson client subsampling rate ``q`` in ``(0, 1]`` (a user who does not take part
         sends nothing; :class:`amp.mechanisms.subsampled.Subsampled`).
     executor : concurrent.futures.Executor, optional
-        Runs independent sub-questions: a matrix mechanism's pair evaluations and the points
-        of a sequence of ``delta`` (any ``concurrent.futures.Executor``, e.g.
-        ``ProcessPoolExecutor(2)``; the CLI's ``--workers N``); default serial. Results are
-        identical with and without one. Not used with ``rounds > 1`` nor by a baseline.
+        Runs independent sub-questions: a matrix mechanism's pair evaluations (any
+        ``concurrent.futures.Executor``, e.g. ``ProcessPoolExecutor(2)``; the CLI's
+        ``--workers N``); default serial. Results are identical with and without one. Not
+        used for the points of a sequence (in turn, on one profile), with ``rounds > 1`` nor
+        by a baseline.
 
     Returns
     -------

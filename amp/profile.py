@@ -38,7 +38,7 @@ from amp.mechanisms.gparv import GPARV
 from amp.mechanisms.joint import JointMechanism
 from amp.mechanisms.base import MatrixMechanism, Mechanism
 from amp.mechanisms.subsampled import Subsampled
-from amp.pairs import PairSet, check_executor, delta_max, run_tasks
+from amp.pairs import PairSet, check_executor, delta_max
 from amp.inversion import DEFAULT_EPS_REL_TOL, Progress, as_progress, epsilon_of_curve
 from amp.pairsearch import epsilon_max
 
@@ -179,10 +179,13 @@ class PrivacyProfile:
     eps_hint : float, optional
         Where to pick the worst pair of a matrix's lower bound (default ``eps = 0``).
     executor : concurrent.futures.Executor, optional
-        Runs independent sub-questions: the refinements of a matrix's surviving pairs, and
-        the points of a sequence of ``eps`` (:meth:`delta`) or ``delta`` (:meth:`epsilon`),
-        e.g. ``ProcessPoolExecutor(2)`` or a Dask client's executor; default serial. Results
-        are identical with and without one. :meth:`delta` and :meth:`epsilon` take their own.
+        Runs the independent sub-questions of one answer: the refinements of a matrix's
+        surviving pairs (``delta`` and ``eps``), e.g. ``ProcessPoolExecutor(2)`` or a Dask
+        client's executor; default serial. Results are identical with and without one.
+        :meth:`delta` and :meth:`epsilon` take their own. The points of a sequence of ``eps``
+        or ``delta`` run in turn, never through it: a profile's caches (structured gap
+        tables) make a later answer depend on the earlier ones (a narrower valid bracket), so
+        running them out of order would change the brackets.
     rel_tol : float, optional
         Default relative width of every bracket this profile returns (default: each method's
         own, ``2e-3`` for ``delta`` and ``1e-4`` for ``epsilon``).
@@ -284,19 +287,14 @@ class PrivacyProfile:
         for ``bound="upper"``, its lower end for ``bound="lower"``); a sequence gives a list.
         ``rel_tol`` (default: the profile's, else ``2e-3``) is the largest relative width of
         each bracket; ``progress`` (a callable or ``True``) gets one line per ``eps``;
-        ``executor`` (default: the profile's) runs the points of a sequence and a matrix's
-        pair refinements.
+        ``executor`` (default: the profile's) runs a matrix's pair refinements.
         """
         eps_ = V.values("eps", eps, check_eps)
         rel_tol = check_rel_tol(self._rel_tol(rel_tol, DEFAULT_REL_TOL))
         report = self._progress(progress)
         ex = self.executor if executor is None else check_executor(executor)
         one = partial(_delta_task, self, rel_tol, ex, report)
-        if isinstance(eps_, list):
-            if self.pairs is None and ex is not None and report is None:
-                return run_tasks(partial(_delta_task, self, rel_tol, None, None), eps_, ex)
-            return [one(e) for e in eps_]
-        return one(eps_)
+        return [one(e) for e in eps_] if isinstance(eps_, list) else one(eps_)
 
     def epsilon(self, delta: float | Iterable[float], *, rel_tol: float | None = None,
                 progress: object = None, executor: object = None) -> Bound | list[Bound]:
@@ -319,8 +317,8 @@ class PrivacyProfile:
         progress : callable or True, optional
             Called with one-line progress messages (``True``: lines on stderr).
         executor : concurrent.futures.Executor, optional
-            Runs the points of a sequence of ``delta`` and a matrix's pair evaluations
-            (default: the profile's). Results are identical with and without one.
+            Runs a matrix's pair evaluations (default: the profile's); the points of a
+            sequence run in turn (see the class). Results are identical with and without one.
 
         Returns
         -------
@@ -343,11 +341,7 @@ class PrivacyProfile:
         report = self._progress(progress)
         ex = self.executor if executor is None else check_executor(executor)
         one = partial(_epsilon_task, self, rel_tol, ex, report)
-        if isinstance(deltas, list):
-            if self.pairs is None and ex is not None and report is None:
-                return run_tasks(partial(_epsilon_task, self, rel_tol, None, None), deltas, ex)
-            return [one(d) for d in deltas]
-        return one(deltas)
+        return [one(d) for d in deltas] if isinstance(deltas, list) else one(deltas)
 
     def _rel_tol(self, rel_tol: float | None, default: float) -> float:
         if rel_tol is not None:
@@ -396,7 +390,7 @@ def check_rel_tol(value: object, name: str = "rel_tol") -> float:
 
 
 def _delta_task(prof: PrivacyProfile, rel_tol: float, executor, progress, eps: float) -> Bound:
-    """One ``delta(eps)`` of ``prof`` (a module-level function: picklable for a process pool)."""
+    """One ``delta(eps)`` of ``prof``, reported."""
     r = prof._delta_one(eps, rel_tol, executor)
     if progress is not None:
         progress(f"delta(eps={eps:.6g}) in [{r.lower:.4g}, {r.upper:.4g}]")
@@ -405,7 +399,7 @@ def _delta_task(prof: PrivacyProfile, rel_tol: float, executor, progress, eps: f
 
 def _epsilon_task(prof: PrivacyProfile, rel_tol: float, executor, progress,
                   delta_: float) -> Bound:
-    """One ``eps(delta)`` of ``prof`` (module-level: picklable for a process pool)."""
+    """One ``eps(delta)`` of ``prof``."""
     return prof._epsilon_one(delta_, rel_tol, executor, progress)
 
 
