@@ -22,14 +22,19 @@ from amp.core import validate as V
 from amp.core.errors import NumericalError, ParameterError
 from amp.core.result import Bound
 from amp.backends.dispatch import DEFAULT_REL_TOL, STRUCTURED_MIN_REL_TOL
-from amp.inversion import (DEFAULT_EPS_REL_TOL, Progress, TOL_LOOSE, crossing,
-                         epsilon_of_curve, estimate_epsilon)
+from amp.inversion import (DEFAULT_EPS_REL_TOL, Progress, TOL_LOOSE, as_progress, crossing,
+                           estimate_epsilon)
 from amp.mechanisms.base import Mechanism
 from amp.privacy_profile import PrivacyProfile, check_bound, check_eps, check_mechanism
 from amp.pairs import delta_max
-from amp.pairsearch import epsilon_max
 from amp import rounds as R
 from amp.mechanisms.subsampled import Subsampled
+from amp.privacy_profile import check_rel_tol
+from amp.pairs import check_executor
+from amp.rounds_lower import compose_lower
+from amp.baselines import BOUNDS as BASELINES
+from amp.frontdoor import (BOUND_CHOICES, ROUNDS_WHY, baseline_answer, check_bound_choice,
+                           no_method, report_line, width_ok)
 
 __all__ = ["profile", "delta", "epsilon", "epsilon_for", "epsilon_estimate", "calibrate_eps0",
            "compose",
@@ -37,11 +42,12 @@ __all__ = ["profile", "delta", "epsilon", "epsilon_for", "epsilon_estimate", "ca
 
 
 def _rel_tol(value: object, name: str = "rel_tol") -> float:
-    return V.positive_float(name, value, upper=0.5)
+    return check_rel_tol(value, name)
 
 
 def profile(mechanism: Mechanism, n: int, *, bound: str = "upper",
-            method: str = "auto", executor: object = None) -> PrivacyProfile:
+            method: str = "auto", executor: object = None, rel_tol: float | None = None,
+            progress: Progress | bool | None = None) -> PrivacyProfile:
     """The certified privacy profile ``delta(eps)`` of ``mechanism`` for ``n`` users.
 
     Build once, then ask :func:`epsilon_for` or ``profile.delta(eps)`` many times: the eps-free
@@ -64,6 +70,12 @@ def profile(mechanism: Mechanism, n: int, *, bound: str = "upper",
         Runs a matrix mechanism's independent pair refinements (e.g.
         ``ProcessPoolExecutor(2)``; the CLI's ``--workers N``); default serial. The results
         are identical with and without one.
+    rel_tol : float, optional
+        Default relative width of the brackets the profile returns (``prof.delta``:
+        ``2e-3``, ``prof.epsilon``: ``1e-4`` when not given).
+    progress : callable or True, optional
+        Default progress report of ``prof.delta`` / ``prof.epsilon`` (one-line messages;
+        ``True``: lines on stderr).
 
     Returns
     -------
@@ -83,21 +95,26 @@ def profile(mechanism: Mechanism, n: int, *, bound: str = "upper",
     PrivacyProfile(10-RR (eps0=4), n=10000, bound='upper', 1 law(s))
     >>> [f"{b.value:.3e}" for b in prof.delta([0.3, 0.5])]
     ['2.628e-05', '2.786e-09']
-    >>> round(amp.epsilon_for(prof, 1e-8).value, 3)
+    >>> round(prof.epsilon(1e-8).value, 3)
     0.476
     """
-    return PrivacyProfile(mechanism, n, bound=bound, method=method, executor=executor)
+    return PrivacyProfile(mechanism, n, bound=bound, method=method, executor=executor,
+                          rel_tol=rel_tol, progress=progress)
 
 
 def delta(mechanism: Mechanism, n: int, eps: float | Iterable[float], *, bound: str = "upper",
-          rel_tol: float = DEFAULT_REL_TOL, method: str = "auto", rounds: int = 1,
-          sampling: float = 1.0, executor: object = None) -> Bound | list[Bound]:
+          rel_tol: float | None = None, method: str = "auto", rounds: int = 1,
+          sampling: float = 1.0, executor: object = None,
+          progress: Progress | bool | None = None) -> Bound | list[Bound]:
     """Certified ``delta(eps)`` of ``mechanism`` shuffled among ``n`` users.
 
     ``bound="upper"``: Theorem 4's blanket bound (the optimal general clone decomposition,
     Theorem 3), the maximum over the mechanism's pair laws; ``value`` is the bracket's upper
     end. ``bound="lower"``: Theorem 5's explicit dataset pair, maximised over third inputs;
     ``value`` is the lower end. Computed by the certified version of Algorithm 4 (Section 5).
+    A baseline's name (``"clone"``, ``"clone-closed"``, ``"hoeffding"``, ``"bennett"``,
+    ``"stronger-clone"``: the CLI's ``--bound`` choices) gives that baseline
+    (:mod:`amp.baselines`), the same numbers as ``python -m amp delta ... --bound NAME``.
 
     Parameters
     ----------
@@ -107,24 +124,36 @@ def delta(mechanism: Mechanism, n: int, eps: float | Iterable[float], *, bound: 
         Number of users, ``>= 1``.
     eps : float or sequence of float
         Central ``eps >= 0``; a sequence gives a list of results in the same order.
-    bound : {"upper", "lower"}, default "upper"
-        Theorem 4's blanket bound or Theorem 5's lower bound.
-    rel_tol : float, default 2e-3
-        Largest relative width ``(upper - lower) / upper`` of each bracket.
+    bound : {"upper", "lower", "clone", "clone-closed", "hoeffding", "bennett", \
+"stronger-clone"}, default "upper"
+        Theorem 4's blanket bound, Theorem 5's lower bound, or a baseline
+        (:data:`BOUND_CHOICES`; the stronger clone is NOT a valid bound and warns).
+    rel_tol : float, optional
+        Largest relative width ``(upper - lower) / upper`` of each bracket; default ``2e-3``
+        (one round). Where the width is not set by ``rel_tol`` (``rounds > 1``: fixed by the
+        composition; a baseline: its own accuracy), a given ``rel_tol`` is checked and a
+        wider bracket raises :class:`ParameterError` saying the width reached.
     method : {"auto", "structured", "cf", "fft", "exact"}, default "auto"
-        The backend; ``"auto"`` picks and reports it in ``Bound.method``.
+        The backend; ``"auto"`` picks and reports it in ``Bound.method`` (one round of
+        ``"upper"``/``"lower"`` only; elsewhere anything but ``"auto"`` is refused).
     rounds : int, default 1
-        Number of adaptive rounds. ``rounds > 1``: the bracket encloses the true composed
-        ``delta`` of the shuffled mechanism (upper: dominating connect-the-dots PLDs of
-        Theorem 4's profile; lower: the Theorem 5 pair run every round; :mod:`amp.rounds`,
-        needs ``pip install 'amp-shuffle[rounds]'``); ``rel_tol`` and ``method`` do not apply.
+        Number of adaptive rounds. ``rounds > 1``: ``"upper"``: the bracket encloses the true
+        composed ``delta`` of the shuffled mechanism, its upper end from dominating
+        connect-the-dots PLDs of Theorem 4's profile (:mod:`amp.rounds`); ``"lower"``: the
+        bracket encloses the composed ``delta`` of the Theorem 5 pair run every round, its
+        lower end (``value``) below the true one (:mod:`amp.rounds_lower`). Needs
+        ``pip install 'amp-shuffle[rounds]'``.
     sampling : float, default 1.0
         Poisson client subsampling rate ``q`` in ``(0, 1]``: each user takes part in a round
         with probability ``q`` (:class:`amp.mechanisms.subsampled.Subsampled`).
     executor : concurrent.futures.Executor, optional
-        Runs a matrix mechanism's independent pair refinements (any
-        ``concurrent.futures.Executor``, e.g. ``ProcessPoolExecutor(2)``; the CLI's
-        ``--workers N``); default serial. Results are identical with and without one.
+        Runs independent sub-questions: a matrix mechanism's pair refinements (e.g.
+        ``ProcessPoolExecutor(2)``; the CLI's ``--workers N``); default serial. Results are
+        identical with and without one. Not used for the points of a sequence (they run in
+        turn on one profile, whose caches narrow later brackets), with ``rounds > 1`` (one
+        composition per ``eps``) nor by a baseline (vectorised over ``eps``).
+    progress : callable or True, optional
+        Called with one line per ``eps`` answered (``True``: lines on stderr).
 
     Returns
     -------
@@ -134,7 +163,7 @@ def delta(mechanism: Mechanism, n: int, eps: float | Iterable[float], *, bound: 
     Raises
     ------
     ParameterError
-        Bad input (the message names the parameter).
+        Bad input (the message names the parameter), or a ``rel_tol`` that cannot be met.
     NumericalError
         ``rel_tol`` cannot be certified.
 
@@ -149,31 +178,46 @@ def delta(mechanism: Mechanism, n: int, eps: float | Iterable[float], *, bound: 
     >>> up = amp.delta(m, 10_000, 0.3)
     >>> low.value <= up.value
     True
+    >>> amp.delta(m, 10_000, 0.3, bound="clone").value > up.value    # Theorem 3's clone
+    True
     """
     check_mechanism(mechanism)
-    check_bound(bound)
+    bound = check_bound_choice(bound)
     eps_ = V.values("eps", eps, check_eps)
     T, q = R.check_rounds(rounds), R.check_sampling(sampling)
+    tol = None if rel_tol is None else _rel_tol(rel_tol)
+    report = as_progress(progress)
+    ex = check_executor(executor)
+    if bound in BASELINES:
+        return baseline_answer("delta", bound, mechanism, n, eps_, tol, method, T, q, report)
     if T > 1:
-        one = lambda e: _side(R.delta_rounds(mechanism, n, e, T, sampling=q), bound)  # noqa: E731
+        no_method(method, "rounds > 1")
+
+        def one(e: float) -> Bound:
+            b = (R.delta_rounds(mechanism, n, e, T, sampling=q) if bound == "upper" else
+                 compose_lower([R.Round(mechanism, n, q, T)], eps=e))
+            return report_line(report, width_ok(b, tol, f"with rounds={T}", ROUNDS_WHY))
         return [one(e) for e in eps_] if isinstance(eps_, list) else one(eps_)
-    rel_tol = _rel_tol(rel_tol)
     prof = PrivacyProfile(_sampled(mechanism, q), n, bound=bound, method=method,
-                          eps_hint=None if isinstance(eps_, list) else eps_, executor=executor)
-    return prof.delta(eps_, rel_tol=rel_tol)
+                          eps_hint=None if isinstance(eps_, list) else eps_, executor=ex)
+    return prof.delta(eps_, rel_tol=DEFAULT_REL_TOL if tol is None else tol, progress=report)
 
 
 def epsilon(mechanism: Mechanism, n: int, delta: float | Iterable[float], *,
             bound: str = "upper",
-            rel_tol: float = DEFAULT_EPS_REL_TOL, method: str = "auto",
-            progress: Progress | None = None, rounds: int = 1,
+            rel_tol: float | None = None, method: str = "auto",
+            progress: Progress | bool | None = None, rounds: int = 1,
             sampling: float = 1.0, executor: object = None) -> Bound | list[Bound]:
     """Certified ``eps(delta)``: the smallest eps whose selected bound is ``<= delta``.
 
     ``bound="upper"`` (default): ``value`` (the bracket's upper end) is a guaranteed-valid eps
     for the shuffled mechanism (Theorem 4, the optimal decomposition bound). ``bound="lower"``:
     ``value`` (the lower end) is certified below the mechanism's true eps (Theorem 5). The
-    search inverts the certified ``delta(eps)`` curve (:func:`amp.inversion.crossing`).
+    search inverts the certified ``delta(eps)`` curve (:meth:`PrivacyProfile.epsilon
+    <amp.privacy_profile.PrivacyProfile.epsilon>`). A baseline's name (``"clone"``,
+    ``"clone-closed"``, ``"hoeffding"``, ``"bennett"``, ``"stronger-clone"``: the CLI's
+    ``--bound`` choices) gives that baseline (:mod:`amp.baselines`), the same numbers as
+    ``python -m amp epsilon ... --bound NAME``.
 
     Parameters
     ----------
@@ -184,27 +228,40 @@ def epsilon(mechanism: Mechanism, n: int, delta: float | Iterable[float], *,
     delta : float or sequence of float
         Target ``delta`` in ``(0, 1)``; a sequence gives a list of results in the same order
         (one profile is built and reused).
-    bound : {"upper", "lower"}, default "upper"
-        Theorem 4's blanket bound or Theorem 5's lower bound.
-    rel_tol : float, default 1e-4
-        Largest relative width of the returned bracket.
+    bound : {"upper", "lower", "clone", "clone-closed", "hoeffding", "bennett", \
+"stronger-clone"}, default "upper"
+        Theorem 4's blanket bound, Theorem 5's lower bound, or a baseline
+        (:data:`BOUND_CHOICES`; the stronger clone is NOT a valid bound and warns; the closed
+        form raises :class:`ParameterError` outside its validity condition).
+    rel_tol : float, optional
+        Largest relative width of the returned bracket; default ``1e-4`` (one round). With
+        ``rounds > 1`` the width is fixed by the composition and with a baseline by its own
+        search (all but ``"clone-closed"``: ``rel_tol`` is their search tolerance ``xtol``,
+        default ``1e-9``): a given ``rel_tol`` is checked, and a wider bracket raises
+        :class:`ParameterError` saying the width reached.
     method : {"auto", "structured", "cf", "fft", "exact"}, default "auto"
-        The ``delta`` backend.
-    progress : callable, optional
-        Called with one-line progress messages during long searches.
+        The ``delta`` backend (one round of ``"upper"``/``"lower"`` only; elsewhere anything
+        but ``"auto"`` is refused).
+    progress : callable or True, optional
+        Called with one-line progress messages during long searches (``True``: lines on
+        stderr).
     rounds : int, default 1
-        Number of adaptive rounds. ``rounds > 1``: ``[lower, upper]`` encloses the true
-        composed ``eps(delta)`` of the shuffled mechanism; ``upper`` is certified (dominating
-        connect-the-dots PLDs of Theorem 4's profile, composed), ``lower`` comes from the
-        Theorem 5 dataset pair run every round (:mod:`amp.rounds`, needs ``pip install
-        'amp-shuffle[rounds]'``); ``rel_tol`` and ``method`` do not apply.
+        Number of adaptive rounds. ``rounds > 1``: ``"upper"``: ``[lower, upper]`` encloses
+        the true composed ``eps(delta)``; ``upper`` is certified (dominating connect-the-dots
+        PLDs of Theorem 4's profile, composed, :mod:`amp.rounds`), ``lower`` comes from the
+        Theorem 5 dataset pair run every round. ``"lower"``: the bracket encloses the exact
+        composed ``eps(delta)`` of that pair, and ``value`` (its lower end, the same number)
+        is below the true composed eps (:mod:`amp.rounds_lower`), as for one round. Needs
+        ``pip install 'amp-shuffle[rounds]'``.
     sampling : float, default 1.0
         Poisson client subsampling rate ``q`` in ``(0, 1]`` (a user who does not take part
         sends nothing; :class:`amp.mechanisms.subsampled.Subsampled`).
     executor : concurrent.futures.Executor, optional
-        Runs a matrix mechanism's independent pair evaluations (any
+        Runs independent sub-questions: a matrix mechanism's pair evaluations (any
         ``concurrent.futures.Executor``, e.g. ``ProcessPoolExecutor(2)``; the CLI's
-        ``--workers N``); default serial. Results are identical with and without one.
+        ``--workers N``); default serial. Results are identical with and without one. Not
+        used for the points of a sequence (in turn, on one profile), with ``rounds > 1`` nor
+        by a baseline.
 
     Returns
     -------
@@ -216,7 +273,7 @@ def epsilon(mechanism: Mechanism, n: int, delta: float | Iterable[float], *,
     Raises
     ------
     ParameterError
-        Bad input (the message names the parameter).
+        Bad input (the message names the parameter), or a ``rel_tol`` that cannot be met.
     NumericalError
         The accuracy ``rel_tol`` cannot be certified (the message says why).
 
@@ -228,19 +285,30 @@ def epsilon(mechanism: Mechanism, n: int, delta: float | Iterable[float], *,
     (0.3805, True, True)
     >>> round(amp.epsilon(amp.OUE(4.0), 10_000, 1e-6).value, 4)
     0.2788
+    >>> round(amp.epsilon(amp.KRR(4.0, k=10), 10_000, 1e-6, bound="clone").value, 4)
+    0.6009
     """
     check_mechanism(mechanism)
-    check_bound(bound)
+    bound = check_bound_choice(bound)
     deltas = V.values("delta", delta, V.probability_open)
     T, q = R.check_rounds(rounds), R.check_sampling(sampling)
+    tol = None if rel_tol is None else _rel_tol(rel_tol)
+    report = as_progress(progress)
+    ex = check_executor(executor)
+    if bound in BASELINES:
+        return baseline_answer("epsilon", bound, mechanism, n, deltas, tol, method, T, q, report)
     if T > 1:
-        one = lambda d: _side(R.epsilon_rounds(mechanism, n, d, T, sampling=q), bound)  # noqa: E731
+        no_method(method, "rounds > 1")
+
+        def one(d: float) -> Bound:
+            b = (R.epsilon_rounds(mechanism, n, d, T, sampling=q) if bound == "upper" else
+                 compose_lower([R.Round(mechanism, n, q, T)], delta=d))
+            return report_line(report, width_ok(b, tol, f"with rounds={T}", ROUNDS_WHY))
         return [one(d) for d in deltas] if isinstance(deltas, list) else one(deltas)
     prof = PrivacyProfile(_sampled(mechanism, q), n, bound=bound, method=method,
-                          executor=executor)
-    if isinstance(deltas, list):
-        return [epsilon_for(prof, d, rel_tol=rel_tol, progress=progress) for d in deltas]
-    return epsilon_for(prof, deltas, rel_tol=rel_tol, progress=progress)
+                          executor=ex)
+    return prof.epsilon(deltas, rel_tol=DEFAULT_EPS_REL_TOL if tol is None else tol,
+                        progress=report)
 
 
 def _sampled(mechanism: Mechanism, q: float) -> Mechanism:
@@ -248,13 +316,9 @@ def _sampled(mechanism: Mechanism, q: float) -> Mechanism:
     return mechanism if q == 1 else Subsampled(mechanism, q)
 
 
-def _side(b: Bound, bound: str) -> Bound:
-    """A composed bracket with ``value`` on the side the caller selected."""
-    return b if bound == "upper" else replace(b, bound="lower")
-
-
 def compose(rounds: Iterable[object], *, delta: float | None = None,
-            eps: float | None = None) -> Bound:
+            eps: float | None = None, bound: str = "upper", rel_tol: float | None = None,
+            progress: Progress | bool | None = None, executor: object = None) -> Bound:
     """Certified ``eps(delta)`` (give ``delta``) or ``delta(eps)`` (give ``eps``) after
     heterogeneous adaptive rounds, each its own mechanism, ``n`` and sampling rate.
 
@@ -272,6 +336,19 @@ def compose(rounds: Iterable[object], *, delta: float | None = None,
         Target ``delta``: the answer is ``eps(delta)``. Give exactly one of ``delta``, ``eps``.
     eps : float, optional
         Central ``eps``: the answer is ``delta(eps)``.
+    bound : {"upper", "lower"}, default "upper"
+        ``"upper"``: the bracket encloses the true composed value, ``value`` its certified
+        upper end. ``"lower"``: the bracket encloses the composed value of one Theorem 5
+        dataset pair run in every round, ``value`` (its lower end) below the true one
+        (:mod:`amp.rounds_lower`).
+    rel_tol : float, optional
+        The bracket's width is set by the composition, not by a tolerance: a given
+        ``rel_tol`` is checked, and a wider bracket raises :class:`ParameterError` saying the
+        width reached.
+    progress : callable or True, optional
+        Called with one line when the answer is known (``True``: a line on stderr).
+    executor : concurrent.futures.Executor, optional
+        Not used (accepted for a uniform signature; the composition is one sequence of FFTs).
 
     Returns
     -------
@@ -287,38 +364,21 @@ def compose(rounds: Iterable[object], *, delta: float | None = None,
     >>> r.lower <= r.value == r.upper
     True
     """
-    return R.compose(rounds, delta=delta, eps=eps)
+    bound = check_bound(bound)
+    tol = None if rel_tol is None else _rel_tol(rel_tol)
+    report = as_progress(progress)
+    check_executor(executor)
+    b = (R.compose(rounds, delta=delta, eps=eps) if bound == "upper" else
+         compose_lower(rounds, delta=delta, eps=eps))
+    return report_line(report, width_ok(b, tol, "for a composition", ROUNDS_WHY))
 
 
-def epsilon_for(prof: PrivacyProfile, delta: float, *, rel_tol: float = DEFAULT_EPS_REL_TOL,
-                progress: Progress | None = None) -> Bound:
-    """Certified ``eps(delta)`` of a :class:`~amp.privacy_profile.PrivacyProfile` (reusing its tables).
-
-    The profile is the maximum over its laws, so its ``eps(delta)`` is the maximum of the laws'
-    thresholds: each law is searched (:func:`amp.inversion.crossing`) and the brackets' ends are
-    combined by ``max``. The bound is the profile's (Theorem 4 or Theorem 5). A matrix
-    mechanism's upper profile prunes its pairs first (:func:`amp.pairsearch.epsilon_max`:
-    pairs certified not to raise the maximum are not searched; ``details`` gives the counts
-    and the worst pair), using the profile's ``executor``.
-
-    Parameters
-    ----------
-    prof : PrivacyProfile
-        A profile from :func:`profile` (or :class:`~amp.privacy_profile.PrivacyProfile`).
-    delta : float
-        Target ``delta`` in ``(0, 1)``.
-    rel_tol : float, default 1e-4
-        Largest relative width of the returned bracket.
-    progress : callable, optional
-        Called with one-line progress messages during long searches.
-
-    Returns
-    -------
-    Bound
-        Quantity ``"eps"``, with one part per law in ``parts``; ``details["worst_law"]`` names
-        the law that attains the maximum (for ``bound="lower"``: the dataset pair, e.g. a
-        background ``x2 = x0``), ``details["pruned_laws"]`` counts the laws settled by one
-        evaluation (a law certified below the best lower end is not searched).
+def epsilon_for(prof: PrivacyProfile, delta: float | Iterable[float], *,
+                rel_tol: float | None = None, progress: Progress | bool | None = None,
+                executor: object = None) -> Bound | list[Bound]:
+    """Certified ``eps(delta)`` of a profile: an alias of :meth:`PrivacyProfile.epsilon
+    <amp.privacy_profile.PrivacyProfile.epsilon>` (``amp.epsilon_for(prof, d)`` is
+    ``prof.epsilon(d)``, same arguments, same numbers).
 
     Examples
     --------
@@ -329,55 +389,7 @@ def epsilon_for(prof: PrivacyProfile, delta: float, *, rel_tol: float = DEFAULT_
     """
     if not isinstance(prof, PrivacyProfile):
         raise ParameterError(f"prof must be a PrivacyProfile, got {type(prof).__name__}")
-    delta_ = V.probability_open("delta", delta)
-    rel_tol = _rel_tol(rel_tol)
-    if prof.pairs is not None:
-        return epsilon_max(prof.pairs, prof.n, delta_, rel_tol=rel_tol, method=prof.method,
-                           mechanism=prof.description, executor=prof.executor,
-                           progress=progress)
-    parts, pruned = _laws_epsilon(prof, delta_, rel_tol, progress)
-    lo = max(p.lower for p in parts)
-    hi = max(p.upper for p in parts)
-    methods = ",".join(sorted({m for p in parts for m in p.method.split(",") if m}))
-    side = (lambda b: b.lower) if prof.bound == "lower" else (lambda b: b.upper)
-    return Bound("eps", lo, hi, prof.bound, methods, prof.n, prof.description,
-                 {"delta": delta_}, parts=tuple(parts),
-                 details={"evaluations": sum(p.details["evaluations"] for p in parts),
-                          "worst_law": max(parts, key=side).mechanism,
-                          "pruned_laws": pruned, **prof.selection})
-
-
-def _laws_epsilon(prof: PrivacyProfile, delta_: float, rel_tol: float,
-                  progress: Progress | None) -> tuple[list[Bound], int]:
-    """One eps bracket per law of ``prof`` (in the profile's order), cheap laws first.
-
-    Once a law's bracket has a lower end ``L > 0``, every further law is first evaluated
-    once at ``L`` with a loose bracket: ``delta_upper(L) <= delta`` certifies
-    that its threshold is ``<= L``, so it cannot raise the maximum's lower end (``L``) nor its
-    upper end (``>= L``); its part is then ``[0, L]`` (``details["pruned"]``) and its search
-    is skipped. Otherwise it is searched in full. The combined bracket ``[max lower, max
-    upper]`` is the same as searching every law."""
-    curves = prof.curves
-    order = sorted(range(len(curves)), key=lambda i: not curves[i].structured)
-    parts: list[Bound | None] = [None] * len(curves)
-    best, pruned = 0.0, 0
-    abs_tol = min(1e-16, 1e-3 * delta_)
-    for i in order:
-        c = curves[i]
-        if best > 0:
-            try:
-                chk = c.delta_for_search(best, 0.05, abs_tol)
-            except NumericalError:
-                chk = None
-            if chk is not None and chk.upper <= delta_:
-                parts[i] = Bound("eps", 0.0, best, prof.bound, chk.method, prof.n, c.law.label,
-                                 {"delta": delta_}, details={"evaluations": 1, "pruned": True})
-                pruned += 1
-                continue
-        parts[i] = epsilon_of_curve(c, delta_, c.max_eps, rel_tol=rel_tol, bound=prof.bound,
-                                    n=prof.n, mechanism=c.law.label, progress=progress)
-        best = max(best, parts[i].lower)
-    return parts, pruned  # type: ignore[return-value]
+    return prof.epsilon(delta, rel_tol=rel_tol, progress=progress, executor=executor)
 
 
 def epsilon_estimate(mechanism: Mechanism, n: int, delta: float, *,
@@ -418,8 +430,10 @@ def epsilon_estimate(mechanism: Mechanism, n: int, delta: float, *,
 class _FamilyCurve:
     """``eps0 -> delta(eps)`` of ``make(eps0)`` for ``n`` users (a curve for the search)."""
 
-    def __init__(self, make: Callable[[float], Mechanism], n: int, eps: float, method: str):
+    def __init__(self, make: Callable[[float], Mechanism], n: int, eps: float, method: str,
+                 executor: object = None):
         self.make, self.n, self.eps, self.method = make, n, eps, method
+        self.executor = executor
         self.used: set[str] = set()
 
     def delta_for_search(self, eps0: float, tol: float, abs_tol: float) -> Bound:
@@ -428,7 +442,7 @@ class _FamilyCurve:
         if prof.pairs is not None:
             # a matrix: the pruned maximum over its pairs (amp.pairs.delta_max)
             res = delta_max(prof.pairs, self.n, self.eps, rel_tol=tol, method=self.method,
-                            abs_tol=abs_tol, goal=tol)[2]
+                            abs_tol=abs_tol, goal=tol, executor=self.executor)[2]
         else:
             res = [c.delta_for_search(self.eps, tol, abs_tol) for c in prof.curves]
         self.used.update(r.method for r in res)
@@ -440,7 +454,8 @@ class _FamilyCurve:
 
 def calibrate_eps0(make: Callable[[float], Mechanism], n: int, eps: float, delta: float, *,
                    rel_tol: float = DEFAULT_EPS_REL_TOL, eps0_max: float = V.MAX_EPS0,
-                   progress: Progress | None = None, method: str = "auto") -> Bound:
+                   progress: Progress | bool | None = None, method: str = "auto",
+                   executor: object = None) -> Bound:
     """Largest local ``eps0`` whose certified shuffled guarantee meets ``(eps, delta)``.
 
     ``make(eps0)`` builds the mechanism (e.g. ``lambda e0: amp.KRR(e0, k=10)``). The value is
@@ -464,23 +479,31 @@ def calibrate_eps0(make: Callable[[float], Mechanism], n: int, eps: float, delta
         Largest relative width of the returned bracket.
     eps0_max : float, optional
         Largest ``eps0`` searched.
-    progress : callable, optional
-        Called with one-line progress messages.
+    progress : callable or True, optional
+        Called with one-line progress messages (``True``: lines on stderr).
     method : {"auto", "structured", "cf", "fft", "exact"}, default "auto"
         The ``delta`` backend.
+    executor : concurrent.futures.Executor, optional
+        Runs a matrix family's independent pair refinements at each probed ``eps0`` (the
+        probes themselves run in turn: each depends on the last); default serial. Results
+        are identical with and without one.
 
     Returns
     -------
     Bound
-        Quantity ``"eps0"``; ``value`` (the lower end) is the largest certified-safe ``eps0``.
+        Quantity ``"eps0"``, ``bound="upper"`` (the curve calibrated: Theorem 4) and
+        ``side == "lower"``: ``value`` is the bracket's *lower* end, the largest
+        certified-safe ``eps0``; the exact threshold of Theorem 4's bound lies in the
+        bracket and ``upper`` is not safe to use. ``as_dict()`` and ``str()`` say so
+        (``"side": "lower"``; ``eps0 <= value ..., calibrated with Theorem 4``).
 
     Examples
     --------
     >>> import amp
     >>> family = lambda e0: amp.KRR(e0, k=10)
     >>> r = amp.calibrate_eps0(family, 10_000, 0.5, 1e-6)
-    >>> round(r.value, 3), r.value == r.lower
-    (4.428, True)
+    >>> round(r.value, 3), r.value == r.lower, r.side
+    (4.428, True, 'lower')
     >>> amp.delta(amp.KRR(r.value, k=10), 10_000, 0.5).value <= 1e-6
     True
     """
@@ -488,11 +511,13 @@ def calibrate_eps0(make: Callable[[float], Mechanism], n: int, eps: float, delta
     eps = V.positive_float("eps", eps)
     delta_ = V.probability_open("delta", delta)
     rel_tol = _rel_tol(rel_tol)
+    progress = as_progress(progress)
+    executor = check_executor(executor)
     eps0_max = V.eps0_value(eps0_max, "eps0_max")
     if not callable(make):
         raise ParameterError(f"make must be a callable eps0 -> mechanism, got "
                              f"{type(make).__name__}")
-    curve = _FamilyCurve(make, n, eps, method)
+    curve = _FamilyCurve(make, n, eps, method, executor)
 
     def status(e0: float) -> int:
         r = curve.delta_for_search(e0, TOL_LOOSE, 1e-3 * delta_)

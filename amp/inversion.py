@@ -33,7 +33,7 @@ from amp.core.floats import U
 from amp.core.result import Bound
 
 __all__ = ["Curve", "FunctionCurve", "Crossing", "crossing", "epsilon_of_curve", "estimate_epsilon",
-           "DEFAULT_EPS_REL_TOL", "Progress"]
+           "DEFAULT_EPS_REL_TOL", "Progress", "as_progress"]
 
 #: Default relative width of a certified eps bracket (API and CLI).
 DEFAULT_EPS_REL_TOL = 1e-4
@@ -41,6 +41,24 @@ DEFAULT_EPS_REL_TOL = 1e-4
 TOL_LOOSE, TOL_MIN = 2e-3, 1e-9
 
 Progress = Callable[[str], None]
+
+
+def as_progress(progress: object) -> Progress | None:
+    """The front door's ``progress`` argument as a callable (or ``None``): a callable is used
+    as is (called with one-line messages), ``True`` prints each line to stderr prefixed
+    ``amp:``, ``None`` / ``False`` report nothing; anything else is a ParameterError."""
+    if progress is None or progress is False:
+        return None
+    if progress is True:
+        import sys
+
+        def to_stderr(msg: str) -> None:
+            print(f"amp: {msg}", file=sys.stderr, flush=True)
+        return to_stderr
+    if callable(progress):
+        return progress  # type: ignore[return-value]
+    raise ParameterError("progress must be a callable taking one message, True (lines on "
+                         f"stderr) or None, got {type(progress).__name__}")
 
 
 class Curve(Protocol):

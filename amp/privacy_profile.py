@@ -22,13 +22,14 @@ are not refined), its lower bound's pair and third inputs are chosen by the Cher
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Iterable
 
 import numpy as np
 
 from amp.core.validate import show
 from amp.core import validate as V
-from amp.core.errors import ParameterError
+from amp.core.errors import NumericalError, ParameterError
 from amp.core.result import Bound
 from amp.core.tails import chernoff_upper
 from amp.core.floats import U
@@ -38,9 +39,11 @@ from amp.mechanisms.joint import JointMechanism
 from amp.mechanisms.base import MatrixMechanism, Mechanism
 from amp.mechanisms.subsampled import Subsampled
 from amp.pairs import PairSet, check_executor, delta_max
+from amp.inversion import DEFAULT_EPS_REL_TOL, Progress, as_progress, epsilon_of_curve
+from amp.pairsearch import epsilon_max
 
 __all__ = ["PrivacyProfile", "is_matrix", "laws_for", "lower_selection", "worst_pair",
-           "check_mechanism", "check_bound", "BOUNDS", "LOWER_LAWS_KEPT"]
+           "check_mechanism", "check_bound", "check_rel_tol", "BOUNDS", "LOWER_LAWS_KEPT"]
 
 #: The two sides of the paper's objects.
 BOUNDS = ("upper", "lower")
@@ -129,7 +132,7 @@ def lower_selection(mechanism: Mechanism, eps_hint: float | None, n: int | None
 def _top_laws(laws: list[GPARV], eps: float, n: int, keep: int) -> list[GPARV]:
     """The ``keep`` laws with the largest Chernoff bound at ``eps``, largest first (ties:
     first): a cheap ranking (not a certificate) of which lower laws to evaluate, in the order
-    that lets :func:`amp.epsilon_for` settle the weaker ones with one evaluation each."""
+    that lets :meth:`PrivacyProfile.epsilon` settle the weaker ones with one evaluation each."""
     if len(laws) <= 1:
         return laws
     score = [chernoff_upper(*law.atoms(eps), n, 16 * U * law.magnitudes(eps)) for law in laws]
@@ -176,9 +179,19 @@ class PrivacyProfile:
     eps_hint : float, optional
         Where to pick the worst pair of a matrix's lower bound (default ``eps = 0``).
     executor : concurrent.futures.Executor, optional
-        Runs the independent refinements of a matrix's surviving pairs (``delta`` here,
-        ``eps`` in :func:`amp.epsilon_for`), e.g. ``ProcessPoolExecutor(2)`` or a Dask
+        Runs the independent sub-questions of one answer: the refinements of a matrix's
+        surviving pairs (``delta`` and ``eps``), e.g. ``ProcessPoolExecutor(2)`` or a Dask
         client's executor; default serial. Results are identical with and without one.
+        :meth:`delta` and :meth:`epsilon` take their own. The points of a sequence of ``eps``
+        or ``delta`` run in turn, never through it: a profile's caches (structured gap
+        tables) make a later answer depend on the earlier ones (a narrower valid bracket), so
+        running them out of order would change the brackets.
+    rel_tol : float, optional
+        Default relative width of every bracket this profile returns (default: each method's
+        own, ``2e-3`` for ``delta`` and ``1e-4`` for ``epsilon``).
+    progress : callable or True, optional
+        Default progress report of :meth:`delta` and :meth:`epsilon` (a callable taking
+        one-line messages, or ``True`` for lines on stderr).
 
     Notes
     -----
@@ -198,13 +211,14 @@ class PrivacyProfile:
     True
     >>> f"{d.value:.4e}"
     '2.7864e-09'
-    >>> round(amp.epsilon_for(prof, 1e-6).value, 4)
+    >>> round(prof.epsilon(1e-6).value, 4)
     0.3805
     """
 
     def __init__(self, mechanism: Mechanism, n: int, *, bound: str = "upper",
                  method: str = "auto", laws: list[GPARV] | None = None,
-                 eps_hint: float | None = None, executor: object = None):
+                 eps_hint: float | None = None, executor: object = None,
+                 rel_tol: float | None = None, progress: object = None):
         self.mechanism = check_mechanism(mechanism)
         self.n = V.int_at_least("n", n, 1)
         self.bound = check_bound(bound)
@@ -219,6 +233,8 @@ class PrivacyProfile:
             raise ParameterError(f"method must be one of {', '.join(METHODS)}, got {show(method)}")
         self.method = method
         self.executor = check_executor(executor)
+        self.rel_tol = None if rel_tol is None else check_rel_tol(rel_tol)
+        self.progress = as_progress(progress)
         #: the pair laws as arrays (a matrix's upper profile), else None
         self.pairs: PairSet | None = None
         #: how a matrix's lower-bound laws were chosen (:func:`lower_selection`), else {}
@@ -263,23 +279,99 @@ class PrivacyProfile:
         """The mechanism's description."""
         return self.mechanism.describe()
 
-    def delta(self, eps: float | Iterable[float], *,
-              rel_tol: float = DEFAULT_REL_TOL) -> Bound | list[Bound]:
+    def delta(self, eps: float | Iterable[float], *, rel_tol: float | None = None,
+              progress: object = None, executor: object = None) -> Bound | list[Bound]:
         """Certified ``delta(eps)`` (the maximum over the profile's laws).
 
         A scalar ``eps`` gives one :class:`~amp.core.result.Bound` (``value``: its upper end
         for ``bound="upper"``, its lower end for ``bound="lower"``); a sequence gives a list.
+        ``rel_tol`` (default: the profile's, else ``2e-3``) is the largest relative width of
+        each bracket; ``progress`` (a callable or ``True``) gets one line per ``eps``;
+        ``executor`` (default: the profile's) runs a matrix's pair refinements.
         """
         eps_ = V.values("eps", eps, check_eps)
-        if isinstance(eps_, list):
-            return [self._delta_one(e, rel_tol) for e in eps_]
-        return self._delta_one(eps_, rel_tol)
+        rel_tol = check_rel_tol(self._rel_tol(rel_tol, DEFAULT_REL_TOL))
+        report = self._progress(progress)
+        ex = self.executor if executor is None else check_executor(executor)
+        one = partial(_delta_task, self, rel_tol, ex, report)
+        return [one(e) for e in eps_] if isinstance(eps_, list) else one(eps_)
 
-    def _delta_one(self, eps: float, rel_tol: float) -> Bound:
+    def epsilon(self, delta: float | Iterable[float], *, rel_tol: float | None = None,
+                progress: object = None, executor: object = None) -> Bound | list[Bound]:
+        """Certified ``eps(delta)`` of the profile (reusing its tables): the inverse of
+        :meth:`delta`.
+
+        The profile is the maximum over its laws, so its ``eps(delta)`` is the maximum of the
+        laws' thresholds: each law is searched (:func:`amp.inversion.crossing`) and the
+        brackets' ends are combined by ``max``. The bound is the profile's (Theorem 4 or
+        Theorem 5). A matrix mechanism's upper profile prunes its pairs first
+        (:func:`amp.pairsearch.epsilon_max`: pairs certified not to raise the maximum are not
+        searched; ``details`` gives the counts and the worst pair).
+
+        Parameters
+        ----------
+        delta : float or sequence of float
+            Target ``delta`` in ``(0, 1)``; a sequence gives a list in the same order.
+        rel_tol : float, optional
+            Largest relative width of each bracket (default: the profile's, else ``1e-4``).
+        progress : callable or True, optional
+            Called with one-line progress messages (``True``: lines on stderr).
+        executor : concurrent.futures.Executor, optional
+            Runs a matrix's pair evaluations (default: the profile's); the points of a
+            sequence run in turn (see the class). Results are identical with and without one.
+
+        Returns
+        -------
+        Bound or list of Bound
+            Quantity ``"eps"``, one part per law in ``parts``; ``details["worst_law"]`` names
+            the law that attains the maximum (for ``bound="lower"``: the dataset pair),
+            ``details["pruned_laws"]`` counts the laws settled by one evaluation.
+
+        Examples
+        --------
+        >>> import amp
+        >>> prof = amp.profile(amp.KRR(4.0, k=10), 10_000)
+        >>> [round(b.value, 4) for b in prof.epsilon([1e-6, 1e-8])]
+        [0.3805, 0.476]
+        >>> prof.epsilon(1e-6) == amp.epsilon_for(prof, 1e-6)
+        True
+        """
+        deltas = V.values("delta", delta, V.probability_open)
+        rel_tol = check_rel_tol(self._rel_tol(rel_tol, DEFAULT_EPS_REL_TOL))
+        report = self._progress(progress)
+        ex = self.executor if executor is None else check_executor(executor)
+        one = partial(_epsilon_task, self, rel_tol, ex, report)
+        return [one(d) for d in deltas] if isinstance(deltas, list) else one(deltas)
+
+    def _rel_tol(self, rel_tol: float | None, default: float) -> float:
+        if rel_tol is not None:
+            return rel_tol
+        return default if self.rel_tol is None else self.rel_tol
+
+    def _progress(self, progress: object) -> Progress | None:
+        return self.progress if progress is None else as_progress(progress)
+
+    def _epsilon_one(self, delta_: float, rel_tol: float, executor, progress) -> Bound:
+        if self.pairs is not None:
+            return epsilon_max(self.pairs, self.n, delta_, rel_tol=rel_tol, method=self.method,
+                               mechanism=self.description, executor=executor,
+                               progress=progress)
+        parts, pruned = _laws_epsilon(self, delta_, rel_tol, progress)
+        lo = max(p.lower for p in parts)
+        hi = max(p.upper for p in parts)
+        methods = ",".join(sorted({m for p in parts for m in p.method.split(",") if m}))
+        side = (lambda b: b.lower) if self.bound == "lower" else (lambda b: b.upper)
+        return Bound("eps", lo, hi, self.bound, methods, self.n, self.description,
+                     {"delta": delta_}, parts=tuple(parts),
+                     details={"evaluations": sum(p.details["evaluations"] for p in parts),
+                              "worst_law": max(parts, key=side).mechanism,
+                              "pruned_laws": pruned, **self.selection})
+
+    def _delta_one(self, eps: float, rel_tol: float, executor=None) -> Bound:
         details: dict = {}
         if self.pairs is not None:
             lo, hi, res, details = delta_max(self.pairs, self.n, eps, rel_tol=rel_tol,
-                                             method=self.method, executor=self.executor)
+                                             method=self.method, executor=executor)
         else:
             res = [c.delta(eps, rel_tol=rel_tol) for c in self.curves]
             lo, hi = max(r.lower for r in res), max(r.upper for r in res)
@@ -290,3 +382,55 @@ class PrivacyProfile:
         methods = ",".join(sorted({r.method for r in res}))
         return Bound("delta", lo, hi, self.bound, methods, self.n, self.description,
                      {"eps": eps}, parts=tuple(res), details=details)
+
+
+def check_rel_tol(value: object, name: str = "rel_tol") -> float:
+    """A relative bracket width in ``(0, 0.5]``, else :class:`ParameterError`."""
+    return V.positive_float(name, value, upper=0.5)
+
+
+def _delta_task(prof: PrivacyProfile, rel_tol: float, executor, progress, eps: float) -> Bound:
+    """One ``delta(eps)`` of ``prof``, reported."""
+    r = prof._delta_one(eps, rel_tol, executor)
+    if progress is not None:
+        progress(f"delta(eps={eps:.6g}) in [{r.lower:.4g}, {r.upper:.4g}]")
+    return r
+
+
+def _epsilon_task(prof: PrivacyProfile, rel_tol: float, executor, progress,
+                  delta_: float) -> Bound:
+    """One ``eps(delta)`` of ``prof``."""
+    return prof._epsilon_one(delta_, rel_tol, executor, progress)
+
+
+def _laws_epsilon(prof: PrivacyProfile, delta_: float, rel_tol: float,
+                  progress: Progress | None) -> tuple[list[Bound], int]:
+    """One eps bracket per law of ``prof`` (in the profile's order), cheap laws first.
+
+    Once a law's bracket has a lower end ``L > 0``, every further law is first evaluated
+    once at ``L`` with a loose bracket: ``delta_upper(L) <= delta`` certifies
+    that its threshold is ``<= L``, so it cannot raise the maximum's lower end (``L``) nor its
+    upper end (``>= L``); its part is then ``[0, L]`` (``details["pruned"]``) and its search
+    is skipped. Otherwise it is searched in full. The combined bracket ``[max lower, max
+    upper]`` is the same as searching every law."""
+    curves = prof.curves
+    order = sorted(range(len(curves)), key=lambda i: not curves[i].structured)
+    parts: list[Bound | None] = [None] * len(curves)
+    best, pruned = 0.0, 0
+    abs_tol = min(1e-16, 1e-3 * delta_)
+    for i in order:
+        c = curves[i]
+        if best > 0:
+            try:
+                chk = c.delta_for_search(best, 0.05, abs_tol)
+            except NumericalError:
+                chk = None
+            if chk is not None and chk.upper <= delta_:
+                parts[i] = Bound("eps", 0.0, best, prof.bound, chk.method, prof.n, c.law.label,
+                                 {"delta": delta_}, details={"evaluations": 1, "pruned": True})
+                pruned += 1
+                continue
+        parts[i] = epsilon_of_curve(c, delta_, c.max_eps, rel_tol=rel_tol, bound=prof.bound,
+                                    n=prof.n, mechanism=c.law.label, progress=progress)
+        best = max(best, parts[i].lower)
+    return parts, pruned  # type: ignore[return-value]

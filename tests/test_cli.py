@@ -187,7 +187,8 @@ def test_workers_on_a_matrix_gives_the_same_answer(tmp_path, capsys):
     assert outs[0] == outs[1] == outs[2]
     ans = json.loads(outs[0])
     assert set(ans) == {"quantity", "bound", "mechanism", "n", "delta", "value", "bracket",
-                        "method", "rounds", "sampling"}       # the JSON contract, unchanged
+                        "method", "rounds", "sampling",
+                        "side"}   # the JSON contract; "side" (which end is value): issue #26
 
 
 def test_workers_needs_a_core_bound(capsys):

@@ -83,15 +83,21 @@ def test_readme_example_closed_form() -> None:
 
 
 def test_closed_form_outside_validity_is_explicit() -> None:
-    r = closed_form_epsilon(4.0, 1000, 1e-6)
-    assert not r.certified
-    assert r.value == 4.0
-    assert "no amplification certified" in r.details["note"]
+    # eps(delta): the formula does not apply -> a ParameterError naming the condition, not
+    # eps0 dressed as an answer (issue #26)
+    for args in [(4.0, 1000, 1e-6), (4.0, 10_000, 1e-6)]:
+        with pytest.raises(ParameterError, match=r"does not apply.*log\(n / \(16"):
+            closed_form_epsilon(*args)
+    # the condition itself: log(n / (16 log(4/delta))) = 3.7163 at n = 1e4, delta = 1e-6
+    assert closed_form_epsilon(3.71, 10_000, 1e-6).certified
+    with pytest.raises(ParameterError, match="3.716"):
+        closed_form_epsilon(3.72, 10_000, 1e-6)
+    # any entry outside refuses the call (no half-answers)
+    with pytest.raises(ParameterError):
+        closed_form_epsilon(4.0, 10**5, [1e-6, 1e-300])
+    # delta(eps): the trivial delta = 1, flagged
     d = closed_form_delta(4.0, 1000, 0.5)
     assert not d.certified and d.value == 1.0 and "no amplification certified" in d.details["note"]
-    # per entry: a valid entry of the same call stays certified
-    both = closed_form_epsilon(4.0, 10**5, [1e-6, 1e-300])
-    assert both[0].certified and not both[1].certified and both[1].value == 4.0
 
 
 def test_closed_form_delta_inverts_epsilon() -> None:

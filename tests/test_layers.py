@@ -20,6 +20,10 @@ RANKS = {"core": 0, "mechanisms": 1, "backends": 2, "privacy_profile": 3, "inver
 RANKS.update({"pairs": 2.5, "pairsearch": 4.2})   # a matrix's pair laws; their eps search
 RANKS.update({"accuracy": 5.5})                   # frequency estimation; uses the front door
 RANKS.update({"pld_adapter": 4.4, "pld_export": 4.6})   # dp-accounting's internals; the export
+# the inversion and a matrix's eps search sit below the profile (PrivacyProfile.epsilon calls
+# them); the baselines below the front door (amp.epsilon(..., bound="clone") calls them)
+RANKS.update({"inversion": 2.6, "pairsearch": 2.8, "baselines": 4.8, "rounds_lower": 4.55,
+              "frontdoor": 4.9})
 
 
 def _modules() -> dict[str, Path]:

@@ -98,7 +98,8 @@ def test_extreme_eps0_prints_no_numpy_warning():
     (lambda: amp.epsilon(amp.KRR(1.0, k=3), np.float64(10.5), 1e-6),
      "n must be an integer, got 10.5"),
     (lambda: amp.epsilon(amp.KRR(1.0, k=3), 10, 1e-6, bound=np.str_("x")),
-     "bound must be 'upper' or 'lower', got 'x'"),
+     "bound must be 'upper' or 'lower', got 'x' (or a baseline, the CLI's --bound: 'clone', "
+     "'clone-closed', 'hoeffding', 'bennett', 'stronger-clone')"),
 ])
 def test_messages_show_plain_numbers(make, text):
     with pytest.raises(ParameterError) as info:

@@ -22,8 +22,13 @@ name                 bound                                                      
 ``stronger-clone``   stronger clone claim (Feldman et al. 2023a) -- warns                NO
 ===================  ==================================================================  =====
 
-(*) outside its validity condition the closed form certifies nothing and says so
-(``certified=False``).
+(*) outside its validity condition the closed form certifies nothing: its ``eps(delta)``
+raises :class:`~amp.core.errors.ParameterError` saying so, its ``delta(eps)`` is the trivial
+``1`` with ``certified=False``.
+
+The front door reaches every one of them: ``amp.epsilon(m, n, delta, bound="clone")`` and
+``amp.delta(m, n, eps, bound="clone")`` (any name above; the CLI's ``--bound NAME``) give the
+same results as the functions here.
 
 Results are :class:`amp.core.result.Bound` objects (``bound`` = the baseline's name, ``value`` =
 the upper end, the source and caveats in ``details["note"]``); see :mod:`amp.baselines._search`.

@@ -55,8 +55,10 @@ Closed form
   This gives 0.5347 at the README example. The code variant is the larger (more conservative)
   of the two because ``1 + e^(-eps0 - e1) <= 1 + e^-eps0``.
 
-Outside the validity condition no amplification is certified: the result has
-``certified=False``, ``value = eps0`` and a note saying so.
+Outside the validity condition the closed form says nothing: :func:`closed_form_epsilon`
+raises :class:`~amp.core.errors.ParameterError` naming the condition (it used to return
+``eps0`` with ``certified=False``, a number that looked like an answer of the formula), and
+:func:`closed_form_delta` returns the trivial ``delta = 1`` with ``certified=False``.
 """
 
 from __future__ import annotations
@@ -241,6 +243,9 @@ def clone_epsilon(eps0: float, n: int, delta: float | np.ndarray, *,
     >>> from amp.baselines import clone_epsilon
     >>> round(clone_epsilon(4.0, 10_000, 1e-6).value, 4)   # amp: 0.3805
     0.6009
+
+    ``eps0`` may be the mechanism itself (only its ``eps0`` is used): the argument order of
+    the front door, ``amp.epsilon(m, n, delta, bound="clone")``, which gives the same result.
     """
     eps0 = eps0_of(eps0)
     n = V.int_at_least("n", n, 1)
@@ -297,9 +302,16 @@ def closed_form_epsilon(eps0: float, n: int, delta: float | np.ndarray, *,
     ``variant="code"`` (default) is the formula of the authors' public code
     (``closedformanalysis``), ``variant="theorem"`` the statement of their Theorem 3.1; see the
     module docstring for both formulas and validity conditions. Returns ``quantity="eps"``,
-    ``bound="clone-closed"`` with ``lower == upper``. Outside the validity condition the result
-    has ``certified=False``, ``value = eps0`` and the note "no amplification certified"
-    (``eps0`` itself is always a valid, unamplified guarantee).
+    ``bound="clone-closed"`` with ``lower == upper``. ``eps0`` may be a mechanism (its
+    ``eps0``), the argument order of :func:`amp.epsilon` (``bound="clone-closed"``).
+
+    Raises
+    ------
+    ParameterError
+        Where the closed form does not apply (for any of the given ``delta``): ``eps0 >
+        log(n / (16 log(4/delta)))`` (code variant; ``log(2/delta)`` for the theorem), or a
+        formula value ``>= eps0`` (no amplification). The message gives the largest ``eps0``
+        it allows; :func:`clone_epsilon` (the numerical clone bound) has no such condition.
 
     Examples
     --------
@@ -307,26 +319,33 @@ def closed_form_epsilon(eps0: float, n: int, delta: float | np.ndarray, *,
     >>> r = closed_form_epsilon(1.0, 100_000, 1e-6)
     >>> round(r.value, 4), r.certified
     (0.0753, True)
-    >>> closed_form_epsilon(4.0, 10_000, 1e-6).certified   # outside
-    False
+    >>> closed_form_epsilon(4.0, 10_000, 1e-6)   # outside  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    amp.core.errors.ParameterError: the closed form ... does not apply ...
     """
     eps0 = eps0_of(eps0)
     n = V.int_at_least("n", n, 1)
     variant = _check_variant(variant)
     targets, scalar = delta_targets(delta)
-    vals, ok = [], []
+    vals = []
+    cond = "log(4/delta)" if variant == "code" else "log(2/delta)"
     for d in targets.ravel():
         e, valid = _closed_form_eps(eps0, n, float(d), variant)
-        valid = valid and e < eps0
-        vals.append(e if valid else eps0)
-        ok.append(valid)
-    cond = "log(4/delta)" if variant == "code" else "log(2/delta)"
+        if not (valid and e < eps0):
+            c = 4.0 if variant == "code" else 2.0
+            cap = math.log(n / (16 * math.log(c / float(d))))
+            raise ParameterError(
+                f"the closed form of FMT 2021 ({variant} variant) does not apply at eps0="
+                f"{eps0:g}, n={n}, delta={float(d):g}: it needs eps0 <= log(n / (16 {cond}))"
+                f" = {cap:.4g} and a value below eps0, so it certifies no amplification "
+                "here; use clone_epsilon (the numerical clone bound, no such condition) or "
+                "amp.epsilon")
+        vals.append(e)
     note = f"{SOURCE_FMT}; closed form ({variant} variant)"
-    bad = (f"; no amplification certified: eps0 > log(n / (16 {cond})) (validity "
-           f"condition), value = eps0")
     return results(scalar, "eps", targets, vals, vals, bound="clone-closed",
                    method=f"clone closed form ({variant})", n=n, mechanism=_generic(eps0),
-                   certified=ok, note=[note if v else note + bad for v in ok])
+                   certified=True, note=note)
 
 
 def closed_form_delta(eps0: float, n: int, eps: float | np.ndarray, *,

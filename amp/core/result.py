@@ -47,8 +47,9 @@ class Bound:
     upper : float
         Upper end of the bracket: the exact value of the selected bound is ``<= upper``.
     bound : str
-        ``"upper"``: the optimal decomposition (privacy blanket) bound, Theorems 3-4, an upper
-        bound on the true privacy curve. ``"lower"``: Theorem 5's explicit dataset pair, a
+        The curve: ``"upper"``: the optimal decomposition (privacy blanket) bound, Theorems
+        3-4, an upper bound on the true privacy curve (for an ``eps0`` result: the curve it
+        was calibrated against; its value is still the lower end, see :attr:`side`). ``"lower"``: Theorem 5's explicit dataset pair, a
         lower bound on it. Otherwise the name of a baseline (``"clone"``, ``"hoeffding"``, ...).
     method : str
         The backend(s) that produced the bracket (``"structured"``, ``"fft"``, ``"exact"``, ...).
@@ -82,7 +83,7 @@ class Bound:
     (0.3805, True, True)
     >>> sorted(r.as_dict())
     ['bound', 'bracket', 'delta', 'mechanism', 'method', 'n', 'quantity',
-     'value']
+     'side', 'value']
     >>> amp.Bound("eps", 0.2, 0.3, bound="lower").value     # Theorem 5
     0.2
 
@@ -223,4 +224,5 @@ class Bound:
         """JSON-ready dictionary (the CLI's ``--json`` contract)."""
         return {"quantity": self.quantity, "bound": self.bound, "mechanism": self.mechanism,
                 "n": self.n, **dict(self.inputs), "value": self.value,
-                "bracket": [self.lower, self.upper], "method": self.method}
+                "bracket": [self.lower, self.upper], "method": self.method,
+                "side": self.side}
