@@ -33,17 +33,19 @@ import math
 from typing import Iterable
 
 import numpy as np
-from scipy.special import gammaln
 
 from amp import pld_adapter as A
 from amp import rounds as R
 from amp.core import validate as V
 from amp.core.errors import NumericalError, ParameterError
+from amp.core.lazy import lazy
 from amp.core.result import Bound
 from amp.mechanisms.base import Mechanism
 from amp.mechanisms.gparv import GPARV
 
 __all__ = ["compose_lower", "pair_pmf_pessimistic"]
+
+gammaln = lazy("scipy.special", "gammaln")   # imported on first use
 
 U = 2.0 ** -53
 
