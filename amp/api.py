@@ -111,8 +111,11 @@ def delta(mechanism: Mechanism, n: int, eps: float | Iterable[float], *, bound: 
         Theorem 4's blanket bound or Theorem 5's lower bound.
     rel_tol : float, default 2e-3
         Largest relative width ``(upper - lower) / upper`` of each bracket.
-    method : {"auto", "structured", "cf", "fft", "exact"}, default "auto"
+    method : {"auto", "structured", "cf", "fft", "exact", "poisson-binomial"}, default "auto"
         The backend; ``"auto"`` picks and reports it in ``Bound.method``.
+        For an :class:`amp.Population`: ``"poisson-binomial"`` gives the sharper bound with
+        each group at its own blanket mass (:mod:`amp.backends.poisson_binomial`); the
+        others give the common-blanket baseline (``rounds > 1``: composed from it).
     rounds : int, default 1
         Number of adaptive rounds. ``rounds > 1``: the bracket encloses the true composed
         ``delta`` of the shuffled mechanism (upper: dominating connect-the-dots PLDs of
@@ -154,6 +157,16 @@ def delta(mechanism: Mechanism, n: int, eps: float | Iterable[float], *, bound: 
     check_bound(bound)
     eps_ = V.values("eps", eps, check_eps)
     T, q = R.check_rounds(rounds), R.check_sampling(sampling)
+    pop = _population(mechanism, n, bound, method, T)
+    if pop is not None:
+        from amp.backends import poisson_binomial as PB
+        if T > 1:
+            one = lambda e: PB.population_rounds(pop, T, eps=e, sampling=q,  # noqa: E731
+                                                 baseline=method != PB.METHOD)
+        else:
+            one = lambda e: PB.population_delta(PB.sampled_population(pop, q), e,  # noqa: E731
+                                                rel_tol=_rel_tol(rel_tol))
+        return [one(e) for e in eps_] if isinstance(eps_, list) else one(eps_)
     if T > 1:
         one = lambda e: _side(R.delta_rounds(mechanism, n, e, T, sampling=q), bound)  # noqa: E731
         return [one(e) for e in eps_] if isinstance(eps_, list) else one(eps_)
@@ -190,6 +203,9 @@ def epsilon(mechanism: Mechanism, n: int, delta: float | Iterable[float], *,
         Largest relative width of the returned bracket.
     method : {"auto", "structured", "cf", "fft", "exact"}, default "auto"
         The ``delta`` backend.
+        For an :class:`amp.Population`: ``"poisson-binomial"`` gives the sharper bound with
+        each group at its own blanket mass (:mod:`amp.backends.poisson_binomial`); the
+        others give the common-blanket baseline (``rounds > 1``: composed from it).
     progress : callable, optional
         Called with one-line progress messages during long searches.
     rounds : int, default 1
@@ -233,6 +249,16 @@ def epsilon(mechanism: Mechanism, n: int, delta: float | Iterable[float], *,
     check_bound(bound)
     deltas = V.values("delta", delta, V.probability_open)
     T, q = R.check_rounds(rounds), R.check_sampling(sampling)
+    pop = _population(mechanism, n, bound, method, T)
+    if pop is not None:
+        from amp.backends import poisson_binomial as PB
+        if T > 1:
+            one = lambda d: PB.population_rounds(pop, T, delta=d, sampling=q,  # noqa: E731
+                                                 baseline=method != PB.METHOD)
+        else:
+            one = lambda d: PB.population_epsilon(  # noqa: E731
+                PB.sampled_population(pop, q), d, rel_tol=_rel_tol(rel_tol), progress=progress)
+        return [one(d) for d in deltas] if isinstance(deltas, list) else one(deltas)
     if T > 1:
         one = lambda d: _side(R.epsilon_rounds(mechanism, n, d, T, sampling=q), bound)  # noqa: E731
         return [one(d) for d in deltas] if isinstance(deltas, list) else one(deltas)
@@ -241,6 +267,16 @@ def epsilon(mechanism: Mechanism, n: int, delta: float | Iterable[float], *,
     if isinstance(deltas, list):
         return [epsilon_for(prof, d, rel_tol=rel_tol, progress=progress) for d in deltas]
     return epsilon_for(prof, deltas, rel_tol=rel_tol, progress=progress)
+
+
+def _population(mechanism: Mechanism, n: int, bound: str, method: str, T: int):
+    """The :class:`~amp.mechanisms.mixture.Population` to answer by
+    :mod:`amp.backends.poisson_binomial` (``method="poisson-binomial"``, or any ``rounds >
+    1``: composed from its baseline or Poisson-binomial points), else ``None``."""
+    from amp.backends import poisson_binomial as PB
+    if method != PB.METHOD and (T == 1 or not PB.is_population(mechanism)):
+        return None
+    return PB.front_door_population(mechanism, n, bound)
 
 
 def _sampled(mechanism: Mechanism, q: float) -> Mechanism:
@@ -423,6 +459,13 @@ class _FamilyCurve:
         self.used: set[str] = set()
 
     def delta_for_search(self, eps0: float, tol: float, abs_tol: float) -> Bound:
+        if self.method == "poisson-binomial":      # a family of fixed populations
+            from amp.backends import poisson_binomial as PB
+            pop = PB.front_door_population(check_mechanism(self.make(eps0)), self.n, "upper")
+            r = PB.population_delta(pop, self.eps, rel_tol=max(tol, STRUCTURED_MIN_REL_TOL),
+                                    abs_tol=abs_tol)
+            self.used.add(r.method)
+            return r
         prof = PrivacyProfile(check_mechanism(self.make(eps0)), self.n, method=self.method)
         tol = max(tol, STRUCTURED_MIN_REL_TOL)
         if prof.pairs is not None:
@@ -468,6 +511,10 @@ def calibrate_eps0(make: Callable[[float], Mechanism], n: int, eps: float, delta
         Called with one-line progress messages.
     method : {"auto", "structured", "cf", "fft", "exact"}, default "auto"
         The ``delta`` backend.
+        ``"poisson-binomial"``: ``make(eps0)`` returns an :class:`amp.Population` (e.g.
+        personalised eps0 at fixed ratios, ``lambda e0: amp.Population([(900,
+        amp.KRR(e0, k=10)), (100, amp.KRR(2 * e0, k=10))])``); ``eps0`` is then the
+        family's parameter and the bound is the Poisson-binomial one.
 
     Returns
     -------
