@@ -138,7 +138,7 @@ def _shared_blanket(pop: Population) -> tuple[np.ndarray, list[float]]:
 
 #: quantile levels of the first bins of the blanket count (then refined where the bracket is
 #: wide: :meth:`VictimCurve.delta`)
-LEVELS = (1e-12, 1e-6, 1e-2, 0.25, 0.5, 0.75, 0.99, 1 - 1e-6, 1 - 1e-12)
+LEVELS = (1e-12, 0.02, 0.5, 0.98, 1 - 1e-12)
 #: the first bins when a loose bracket is asked (``tol >= 0.05``: pruning, coarse passes)
 COARSE_LEVELS = (1e-12, 0.5, 1 - 1e-12)
 #: a window of at most this many counts has every count as its own bin (exact up to f's bracket)
@@ -187,7 +187,9 @@ class VictimCurve:
         return self.f(max(1, int(round(self.mean_t)))).estimate_log_delta(eps)
 
     def search_tol(self, rel_tol: float) -> float | None:
-        return self.f(max(1, int(round(self.mean_t)))).search_tol(rel_tol)
+        """``None``: narrow brackets cost counts here, so the search asks for loose ones
+        while it locates the crossing (as for the FFT)."""
+        return None
 
     def delta_for_search(self, eps: float, tol: float, abs_tol: float) -> Bound:
         return self.delta(eps, tol, abs_tol)
@@ -259,9 +261,17 @@ def victim_curves(pop: Population, tail: float = TAIL) -> list[VictimCurve]:
         mean = 1 + sum(n * p for n, p in counts)
         rows = pop.stacked[v * d:(v + 1) * d]
         laws: dict = {}
+        seen: set = set()
         for i in range(d):
             for j in range(d):
                 if i != j:
+                    # the same (a, b, mass) triples up to the order of outputs: the same law
+                    # (a cheap key first; GPARV's own key merges what is left)
+                    trip = np.stack([rows[i], rows[j], omega])
+                    raw = trip[:, np.lexsort(trip[::-1])].tobytes()
+                    if raw in seen:
+                        continue
+                    seen.add(raw)
                     law = GPARV(rows[i] / omega, rows[j] / omega, omega, pop.eps0,
                                 f"{pop.name}: victim in group {v}, pair ({i}, {j}), "
                                 "Poisson-binomial blanket")
