@@ -475,7 +475,7 @@ def _population_round(pop: Population):
 
 def population_rounds(pop: Population, rounds: int, *, delta: float | None = None,
                       eps: float | None = None, sampling: float = 1.0,
-                      baseline: bool = False) -> Bound:
+                      baseline: bool = False, points: int | None = None) -> Bound:
     """Certified ``eps(delta)`` (give ``delta``) or ``delta(eps)`` (give ``eps``) of a fixed
     population after ``rounds`` adaptive rounds, from the Poisson-binomial bound.
 
@@ -510,6 +510,11 @@ def population_rounds(pop: Population, rounds: int, *, delta: float | None = Non
     sampling : float, default 1.0
         Each user takes part in a round with probability ``q`` (every group subsampled:
         :func:`sampled_population`).
+    baseline : bool, default False
+        Compose the common-blanket baseline's points instead.
+    points : int, optional
+        Grid points of the connect-the-dots construction per side (default
+        :data:`amp.rounds.GRID_POINTS`; fewer: faster and looser, equally valid).
 
     Returns
     -------
@@ -538,8 +543,9 @@ def population_rounds(pop: Population, rounds: int, *, delta: float | None = Non
         prof = ComposableProfile(pop, pop.n, q)
     else:
         prof = _population_round(sampled_population(pop, q))
-    step = prof.eps_cut / (UPPER_CELLS * GRID_POINTS)
-    up, pad = compose_pmf(prof.upper_pmf(step, GRID_POINTS), T)
+    points = GRID_POINTS if points is None else V.int_at_least("points", points, 8)
+    step = prof.eps_cut / (UPPER_CELLS * points)
+    up, pad = compose_pmf(prof.upper_pmf(step, points), T)
     desc = f"{T} x {pop.name} (sampling {q:g}), " + (
         "baseline (common blanket)" if baseline else "Poisson-binomial blanket")
     method = "pld:connect-dots," + ("baseline" if baseline else METHOD)
