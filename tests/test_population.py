@@ -277,6 +277,8 @@ def test_binned_bracket_contains_every_count_bracket(monkeypatch):
             # the requested width, unless f's own brackets are wider (their float floor)
             assert ti.upper - ti.lower <= 1e-3 * ti.upper + 2 * ti.details["floor"]
             assert ti.upper <= lo.upper * (1 + 1e-9)
+        for c, fu in zip(curves, full):                 # the pruning bound is an upper bound
+            assert c.chernoff(e) >= fu.lower
 
 
 def test_front_door_poisson_binomial():
