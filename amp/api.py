@@ -133,9 +133,12 @@ def delta(mechanism: Mechanism, n: int, eps: float | Iterable[float], *, bound: 
         (one round). Where the width is not set by ``rel_tol`` (``rounds > 1``: fixed by the
         composition; a baseline: its own accuracy), a given ``rel_tol`` is checked and a
         wider bracket raises :class:`ParameterError` saying the width reached.
-    method : {"auto", "structured", "cf", "fft", "exact"}, default "auto"
+    method : {"auto", "structured", "cf", "fft", "exact", "poisson-binomial"}, default "auto"
         The backend; ``"auto"`` picks and reports it in ``Bound.method`` (one round of
         ``"upper"``/``"lower"`` only; elsewhere anything but ``"auto"`` is refused).
+        For an :class:`amp.Population`: ``"poisson-binomial"`` gives the sharper bound with
+        each group at its own blanket mass (:mod:`amp.backends.poisson_binomial`); the
+        others give the common-blanket baseline (``rounds > 1``: composed from it).
     rounds : int, default 1
         Number of adaptive rounds. ``rounds > 1``: ``"upper"``: the bracket encloses the true
         composed ``delta`` of the shuffled mechanism, its upper end from dominating
@@ -190,6 +193,20 @@ def delta(mechanism: Mechanism, n: int, eps: float | Iterable[float], *, bound: 
     ex = check_executor(executor)
     if bound in BASELINES:
         return baseline_answer("delta", bound, mechanism, n, eps_, tol, method, T, q, report)
+    pop = _population(mechanism, n, bound, method, T)
+    if pop is not None:
+        from amp.backends import poisson_binomial as PB
+        if T > 1:
+            def one(e: float) -> Bound:
+                b = PB.population_rounds(pop, T, eps=e, sampling=q,
+                                         baseline=method != PB.METHOD)
+                return report_line(report, width_ok(b, tol, f"with rounds={T}", ROUNDS_WHY))
+        else:
+            def one(e: float) -> Bound:
+                return report_line(report, PB.population_delta(
+                    PB.sampled_population(pop, q), e,
+                    rel_tol=DEFAULT_REL_TOL if tol is None else tol))
+        return [one(e) for e in eps_] if isinstance(eps_, list) else one(eps_)
     if T > 1:
         no_method(method, "rounds > 1")
 
@@ -242,6 +259,9 @@ def epsilon(mechanism: Mechanism, n: int, delta: float | Iterable[float], *,
     method : {"auto", "structured", "cf", "fft", "exact"}, default "auto"
         The ``delta`` backend (one round of ``"upper"``/``"lower"`` only; elsewhere anything
         but ``"auto"`` is refused).
+        For an :class:`amp.Population`: ``"poisson-binomial"`` gives the sharper bound with
+        each group at its own blanket mass (:mod:`amp.backends.poisson_binomial`); the
+        others give the common-blanket baseline (``rounds > 1``: composed from it).
     progress : callable or True, optional
         Called with one-line progress messages during long searches (``True``: lines on
         stderr).
@@ -297,6 +317,19 @@ def epsilon(mechanism: Mechanism, n: int, delta: float | Iterable[float], *,
     ex = check_executor(executor)
     if bound in BASELINES:
         return baseline_answer("epsilon", bound, mechanism, n, deltas, tol, method, T, q, report)
+    pop = _population(mechanism, n, bound, method, T)
+    if pop is not None:
+        from amp.backends import poisson_binomial as PB
+        if T > 1:
+            def one(d: float) -> Bound:
+                b = PB.population_rounds(pop, T, delta=d, sampling=q,
+                                         baseline=method != PB.METHOD)
+                return report_line(report, width_ok(b, tol, f"with rounds={T}", ROUNDS_WHY))
+        else:
+            one = lambda d: PB.population_epsilon(  # noqa: E731
+                PB.sampled_population(pop, q), d, rel_tol=1e-3 if tol is None else tol,
+                progress=report)
+        return [one(d) for d in deltas] if isinstance(deltas, list) else one(deltas)
     if T > 1:
         no_method(method, "rounds > 1")
 
@@ -309,6 +342,16 @@ def epsilon(mechanism: Mechanism, n: int, delta: float | Iterable[float], *,
                           executor=ex)
     return prof.epsilon(deltas, rel_tol=DEFAULT_EPS_REL_TOL if tol is None else tol,
                         progress=report)
+
+
+def _population(mechanism: Mechanism, n: int, bound: str, method: str, T: int):
+    """The :class:`~amp.mechanisms.mixture.Population` to answer by
+    :mod:`amp.backends.poisson_binomial` (``method="poisson-binomial"``, or any ``rounds >
+    1``: composed from its baseline or Poisson-binomial points), else ``None``."""
+    from amp.backends import poisson_binomial as PB
+    if method != PB.METHOD and (T == 1 or not PB.is_population(mechanism)):
+        return None
+    return PB.front_door_population(mechanism, n, bound)
 
 
 def _sampled(mechanism: Mechanism, q: float) -> Mechanism:
@@ -437,6 +480,13 @@ class _FamilyCurve:
         self.used: set[str] = set()
 
     def delta_for_search(self, eps0: float, tol: float, abs_tol: float) -> Bound:
+        if self.method == "poisson-binomial":      # a family of fixed populations
+            from amp.backends import poisson_binomial as PB
+            pop = PB.front_door_population(check_mechanism(self.make(eps0)), self.n, "upper")
+            r = PB.population_delta(pop, self.eps, rel_tol=max(tol, STRUCTURED_MIN_REL_TOL),
+                                    abs_tol=abs_tol)
+            self.used.add(r.method)
+            return r
         prof = PrivacyProfile(check_mechanism(self.make(eps0)), self.n, method=self.method)
         tol = max(tol, STRUCTURED_MIN_REL_TOL)
         if prof.pairs is not None:
@@ -483,6 +533,10 @@ def calibrate_eps0(make: Callable[[float], Mechanism], n: int, eps: float, delta
         Called with one-line progress messages (``True``: lines on stderr).
     method : {"auto", "structured", "cf", "fft", "exact"}, default "auto"
         The ``delta`` backend.
+        ``"poisson-binomial"``: ``make(eps0)`` returns an :class:`amp.Population` (e.g.
+        personalised eps0 at fixed ratios, ``lambda e0: amp.Population([(900,
+        amp.KRR(e0, k=10)), (100, amp.KRR(2 * e0, k=10))])``); ``eps0`` is then the
+        family's parameter and the bound is the Poisson-binomial one.
     executor : concurrent.futures.Executor, optional
         Runs a matrix family's independent pair refinements at each probed ``eps0`` (the
         probes themselves run in turn: each depends on the last); default serial. Results

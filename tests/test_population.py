@@ -254,3 +254,126 @@ def test_cli_population_bad_rows(tmp_path, capsys, text, msg):
                  "--n", "100", "--delta", "1e-3"])
     err = capsys.readouterr().err
     assert code == 2 and msg in err and len(err.strip().splitlines()) == 1
+
+
+# ------------------------------------------------------------------ Poisson-binomial paths
+def test_binned_bracket_contains_every_count_bracket(monkeypatch):
+    """Windows longer than SMALL_WINDOW are binned: the binned bracket of E[f(T)] must meet
+    the bracket computed with every count its own bin (both contain the exact value), and a
+    tighter tolerance gives a bracket inside the looser one's neighbourhood."""
+    import amp.backends.poisson_binomial as PB
+    pop = Population([(150, amp.KRR(1.0, k=4)), (50, amp.KRR(3.0, k=4))])
+    curves = PB.victim_curves(pop)
+    assert max(c.pmf.size for c in curves) > PB.SMALL_WINDOW
+    for e in (0.1,):
+        loose = [c.delta(e, 0.05) for c in curves]
+        tight = [c.delta(e, 1e-3) for c in curves]
+        monkeypatch.setattr(PB, "SMALL_WINDOW", 10 ** 6)
+        full = [c.delta(e, 1e-3) for c in curves]
+        monkeypatch.undo()
+        for lo, ti, fu in zip(loose, tight, full):
+            for b in (lo, ti):
+                assert b.lower <= fu.upper * (1 + 1e-12) and fu.lower <= b.upper * (1 + 1e-12)
+            # the requested width, unless f's own brackets are wider (their float floor)
+            assert ti.upper - ti.lower <= 1e-3 * ti.upper + 2 * ti.details["floor"]
+            assert ti.upper <= lo.upper * (1 + 1e-9)
+        for c, fu in zip(curves, full):                 # the pruning bound is an upper bound
+            assert c.chernoff(e) >= fu.lower
+
+
+def test_front_door_poisson_binomial():
+    pop = Population([(90, amp.KRR(1.0, k=10)), (10, amp.KRR(4.0, k=10))])
+    r = amp.epsilon(pop, pop.n, 1e-3, method="poisson-binomial", rel_tol=1e-3)
+    assert r.rel_width <= 1e-3
+    assert r.upper <= amp.epsilon(pop, pop.n, 1e-3).lower          # sharper than the baseline
+    assert amp.delta(pop, pop.n, r.upper, method="poisson-binomial").upper <= 1e-3
+    assert amp.delta(pop, pop.n, r.lower, method="poisson-binomial").upper > 1e-3
+    d = amp.delta(pop, pop.n, [0.2, 0.6], method="poisson-binomial")
+    assert d[0].upper >= d[1].upper and d[0].upper <= amp.delta(pop, pop.n, 0.2).upper
+
+
+@pytest.mark.parametrize("q", [0.5])
+def test_sampled_population_above_brute_force(q):
+    """sampling=q: every group runs q R_g + (1 - q) void; brute force on the stacked matrix of
+    the subsampled groups."""
+    spec = [(2, 0.5), (2, 2.5)]
+    k = 3
+    pop = Population([(n, amp.KRR(e, k=k)) for n, e in spec])
+    S = np.vstack([Subsampled(amp.KRR(e, k=k), q).matrix() for _, e in spec])
+    for e in (0.05, 0.3):
+        pb = amp.delta(pop, pop.n, e, method="poisson-binomial", sampling=q)
+        assert pb.upper <= amp.delta(pop, pop.n, e, sampling=q).upper * (1 + 1e-9)
+        best = 0.0
+        for v in range(2):
+            sizes = [n - (g == v) for g, (n, _) in enumerate(spec)]
+            choices = [list(itertools.combinations_with_replacement(range(k), s))
+                       for s in sizes]
+            for x0, x1 in itertools.permutations(range(k), 2):
+                for combo in itertools.product(*choices):
+                    others = [g * k + x for g, xs in enumerate(combo) for x in xs]
+                    best = max(best, shuffled_divergence(S, v * k + x0, v * k + x1, others, e))
+        assert_upper(pb.upper, best, atol=1e-13)
+
+
+def test_rounds_above_exact_two_round_composition():
+    """rounds=2 (baseline points and Poisson-binomial points, both composed by connect-the-
+    dots PLDs): never below the exact hockey-stick of two rounds, each round any neighbouring
+    pair with the victim at the same place (products of the exact shuffled laws)."""
+    from amp.oracles.ground_truth import ShuffledPair, hockey_stick
+    spec = [(2, 0.5), (1, 2.0)]
+    k = 3
+    pop = Population([(n, amp.KRR(e, k=k)) for n, e in spec])
+    S = np.vstack([krr_matrix(e, k) for _, e in spec])
+    pairs = {}
+    for v in range(2):
+        sizes = [n - (g == v) for g, (n, _) in enumerate(spec)]
+        choices = [list(itertools.combinations_with_replacement(range(k), s)) for s in sizes]
+        for x0, x1 in itertools.permutations(range(k), 2):
+            for combo in itertools.product(*choices):
+                others = [g * k + x for g, xs in enumerate(combo) for x in xs]
+                sp = ShuffledPair.from_inputs(S, v * k + x0, v * k + x1, others,
+                                              merge_columns=False)
+                pairs.setdefault(v, []).append(sp)
+    eps_list = (0.3, 1.0, 2.0)
+    exact = np.zeros(len(eps_list))
+    for v, ps in pairs.items():
+        for a in ps:
+            for b in ps:
+                p = np.outer(a.p0, b.p0).ravel()
+                r = np.outer(a.p1, b.p1).ravel()
+                exact = np.maximum(exact, hockey_stick(p, r, np.array(eps_list)))
+    assert exact.max() > 1e-3                                         # a real check
+    from amp.backends.poisson_binomial import population_rounds
+    for baseline in (True, False):
+        # a coarse grid (valid for any number of points) keeps the test fast
+        got = [population_rounds(pop, 2, eps=e, baseline=baseline, points=24)
+               for e in eps_list]
+        for g, ex in zip(got, exact):
+            assert g.lower == 0.0
+            assert_upper(g.upper, ex, atol=1e-12)
+    # the front door composes the same (baseline by default)
+    assert amp.delta(pop, pop.n, 1.0, rounds=2).upper >= exact[1]
+
+
+def test_calibrate_population_family():
+    """A family of populations (personalised eps0 at fixed ratios 1 : 3): the calibrated
+    eps0 meets the target under the Poisson-binomial bound and is at least the baseline's."""
+    make = lambda e0: Population([(90, amp.KRR(e0, k=10)), (10, amp.KRR(3 * e0, k=10))])  # noqa
+    pb = amp.calibrate_eps0(make, 100, 1.0, 1e-3, method="poisson-binomial", rel_tol=1e-2)
+    base = amp.calibrate_eps0(make, 100, 1.0, 1e-3, rel_tol=1e-2)
+    assert population_delta(make(pb.value), 1.0).upper <= 1e-3
+    assert pb.value >= base.value * (1 - 1e-9)
+
+
+@pytest.mark.parametrize("bad", [
+    lambda: amp.epsilon(amp.KRR(1.0, k=3), 10, 1e-3, method="poisson-binomial"),
+    lambda: amp.epsilon(Population([(2, amp.KRR(1.0, k=3))]), 3, 1e-3,
+                        method="poisson-binomial"),
+    lambda: amp.delta(Population([(2, amp.KRR(1.0, k=3))]), 2, 0.1, bound="lower",
+                      method="poisson-binomial"),
+    lambda: amp.epsilon(Population([(2, amp.KRR(1.0, k=3))]), 2, 1e-3, rounds=2,
+                        bound="lower"),
+])
+def test_poisson_binomial_bad_input(bad):
+    with pytest.raises(ParameterError):
+        bad()

@@ -270,7 +270,11 @@ class Population(Mechanism):
     ``c(y) = min_g min_x R_g(x)(y)`` and the victim's ratios, maximised over the victim's group
     and pair of inputs. Use it with its own number of users: ``amp.epsilon(pop, pop.n, delta)``
     (another ``n`` is refused). The sharper bound with each group at its own blanket mass:
-    :func:`amp.population_delta`, :func:`amp.population_epsilon`.
+    ``method="poisson-binomial"`` in :func:`amp.epsilon`, :func:`amp.delta` (also with
+    ``rounds`` and ``sampling``) and :func:`amp.calibrate_eps0`, or
+    :func:`amp.population_delta`, :func:`amp.population_epsilon`
+    (:mod:`amp.backends.poisson_binomial`). ``rounds > 1`` composes the baseline (or, with
+    that method, the Poisson-binomial bound); the lower end of a composed bracket is then 0.
 
     Examples
     --------
