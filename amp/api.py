@@ -34,7 +34,7 @@ from amp.pairs import check_executor
 from amp.rounds_lower import compose_lower
 from amp.baselines import BOUNDS as BASELINES
 from amp.frontdoor import (BOUND_CHOICES, ROUNDS_WHY, baseline_answer, check_bound_choice,
-                           no_method, report_line, width_ok)
+                           no_method, population_answer, report_line, width_ok)
 
 __all__ = ["profile", "delta", "epsilon", "epsilon_for", "epsilon_estimate", "calibrate_eps0",
            "compose",
@@ -193,20 +193,9 @@ def delta(mechanism: Mechanism, n: int, eps: float | Iterable[float], *, bound: 
     ex = check_executor(executor)
     if bound in BASELINES:
         return baseline_answer("delta", bound, mechanism, n, eps_, tol, method, T, q, report)
-    pop = _population(mechanism, n, bound, method, T)
+    pop = population_answer("delta", mechanism, n, eps_, bound, method, T, q, tol, report)
     if pop is not None:
-        from amp.backends import poisson_binomial as PB
-        if T > 1:
-            def one(e: float) -> Bound:
-                b = PB.population_rounds(pop, T, eps=e, sampling=q,
-                                         baseline=method != PB.METHOD)
-                return report_line(report, width_ok(b, tol, f"with rounds={T}", ROUNDS_WHY))
-        else:
-            def one(e: float) -> Bound:
-                return report_line(report, PB.population_delta(
-                    PB.sampled_population(pop, q), e,
-                    rel_tol=DEFAULT_REL_TOL if tol is None else tol))
-        return [one(e) for e in eps_] if isinstance(eps_, list) else one(eps_)
+        return pop
     if T > 1:
         no_method(method, "rounds > 1")
 
@@ -317,19 +306,10 @@ def epsilon(mechanism: Mechanism, n: int, delta: float | Iterable[float], *,
     ex = check_executor(executor)
     if bound in BASELINES:
         return baseline_answer("epsilon", bound, mechanism, n, deltas, tol, method, T, q, report)
-    pop = _population(mechanism, n, bound, method, T)
+    pop = population_answer("epsilon", mechanism, n, deltas, bound, method, T, q, tol,
+                            report)
     if pop is not None:
-        from amp.backends import poisson_binomial as PB
-        if T > 1:
-            def one(d: float) -> Bound:
-                b = PB.population_rounds(pop, T, delta=d, sampling=q,
-                                         baseline=method != PB.METHOD)
-                return report_line(report, width_ok(b, tol, f"with rounds={T}", ROUNDS_WHY))
-        else:
-            one = lambda d: PB.population_epsilon(  # noqa: E731
-                PB.sampled_population(pop, q), d, rel_tol=1e-3 if tol is None else tol,
-                progress=report)
-        return [one(d) for d in deltas] if isinstance(deltas, list) else one(deltas)
+        return pop
     if T > 1:
         no_method(method, "rounds > 1")
 
@@ -342,16 +322,6 @@ def epsilon(mechanism: Mechanism, n: int, delta: float | Iterable[float], *,
                           executor=ex)
     return prof.epsilon(deltas, rel_tol=DEFAULT_EPS_REL_TOL if tol is None else tol,
                         progress=report)
-
-
-def _population(mechanism: Mechanism, n: int, bound: str, method: str, T: int):
-    """The :class:`~amp.mechanisms.mixture.Population` to answer by
-    :mod:`amp.backends.poisson_binomial` (``method="poisson-binomial"``, or any ``rounds >
-    1``: composed from its baseline or Poisson-binomial points), else ``None``."""
-    from amp.backends import poisson_binomial as PB
-    if method != PB.METHOD and (T == 1 or not PB.is_population(mechanism)):
-        return None
-    return PB.front_door_population(mechanism, n, bound)
 
 
 def _sampled(mechanism: Mechanism, q: float) -> Mechanism:

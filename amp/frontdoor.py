@@ -12,7 +12,7 @@ from amp.inversion import Progress
 from amp.mechanisms.base import Mechanism
 
 __all__ = ["BOUND_CHOICES", "ROUNDS_WHY", "check_bound_choice", "no_method", "width_ok",
-           "report_line", "baseline_answer"]
+           "report_line", "baseline_answer", "population_answer"]
 
 #: ``bound=`` of :func:`amp.delta` and :func:`amp.epsilon`: Theorem 4, Theorem 5, then the
 #: baselines of :mod:`amp.baselines` (the CLI's ``--bound`` choices, in the same order).
@@ -77,3 +77,30 @@ def baseline_answer(kind: str, name: str, mechanism: Mechanism, n: int, x, rel_t
     out = [report_line(progress, width_ok(r, rel_tol, f"with bound={name!r}", why))
            for r in (res if isinstance(res, list) else [res])]
     return out if isinstance(res, list) else out[0]
+
+
+def population_answer(kind: str, mechanism: Mechanism, n: int, x, bound: str, method: str,
+                      T: int, q: float, rel_tol: float | None,
+                      progress: Progress | None) -> Bound | list[Bound] | None:
+    """``amp.delta`` / ``amp.epsilon`` of a fixed :class:`~amp.mechanisms.mixture.Population`
+    answered by :mod:`amp.backends.poisson_binomial` (``method="poisson-binomial"``, or any
+    ``rounds > 1``: composed from its baseline or Poisson-binomial points), else ``None``
+    (the caller answers). ``x`` is one ``eps`` (``kind="delta"``) or ``delta``, or a list."""
+    from amp.backends import poisson_binomial as PB
+    if method != PB.METHOD and (T == 1 or not PB.is_population(mechanism)):
+        return None
+    pop = PB.front_door_population(mechanism, n, bound)
+    key = "eps" if kind == "delta" else "delta"
+
+    def one(v: float) -> Bound:
+        if T > 1:
+            b = PB.population_rounds(pop, T, sampling=q, baseline=method != PB.METHOD,
+                                     **{key: v})
+            return report_line(progress, width_ok(b, rel_tol, f"with rounds={T}", ROUNDS_WHY))
+        one_round = PB.sampled_population(pop, q)
+        if kind == "delta":
+            return report_line(progress, PB.population_delta(
+                one_round, v, rel_tol=2e-3 if rel_tol is None else rel_tol))
+        return PB.population_epsilon(one_round, v, rel_tol=1e-3 if rel_tol is None else rel_tol,
+                                     progress=progress)
+    return [one(v) for v in x] if isinstance(x, list) else one(x)

@@ -24,6 +24,9 @@ RANKS.update({"pld_adapter": 4.4, "pld_export": 4.6})   # dp-accounting's intern
 # them); the baselines below the front door (amp.epsilon(..., bound="clone") calls them)
 RANKS.update({"inversion": 2.6, "pairsearch": 2.8, "baselines": 4.8, "rounds_lower": 4.55,
               "frontdoor": 4.9})
+# a fixed population's own front: its eps search (the inversion) and its composition over
+# rounds (amp.rounds' connect-the-dots PLDs) sit above what the other backends use
+RANKS.update({"backends.poisson_binomial": 4.7})
 
 
 def _modules() -> dict[str, Path]:
@@ -80,6 +83,8 @@ GRAPH = {m: _imports(m, p) for m, p in MODULES.items()}
 
 def _part(mod: str) -> str:
     parts = mod.split(".")
+    if ".".join(parts[1:3]) in RANKS:     # a module ranked on its own (below)
+        return ".".join(parts[1:3])
     return parts[1] if len(parts) > 1 else "__init__"
 
 
