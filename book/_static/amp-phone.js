@@ -6,10 +6,12 @@
  *   img.amp-wide-figure and wrapped in div.amp-figure-scroll: on a narrow screen the CSS keeps
  *   it 640 px wide inside that box (each of two panels about 300 px), so its panels stay
  *   legible and the reader pans the figure, not the page.
+ * The pixel sizes are those of the book's figures, drawn at 200 dpi (book/matplotlibrc: twice
+ * the 100 dpi these thresholds were first chosen at, 800 and 400 pixels).
  * No-op on pages without tables or images; nothing is loaded from anywhere. */
 (function () {
   "use strict";
-  var WIDE_RATIO = 1.8, LARGE = 800;
+  var WIDE_RATIO = 1.8, LARGE = 1600, SMALL = 800;
 
   function wrap(el, cls) {
     var box = document.createElement("div");
@@ -28,7 +30,7 @@
 
   function markWide(img) {
     var w = img.naturalWidth, h = img.naturalHeight;
-    if (!w || (w < LARGE && w < WIDE_RATIO * h) || w < 400) return;
+    if (!w || (w < LARGE && w < WIDE_RATIO * h) || w < SMALL) return;
     if (img.classList.contains("amp-wide-figure")) return;
     img.classList.add("amp-wide-figure");
     var target = img.parentNode && img.parentNode.tagName === "A" ? img.parentNode : img;
