@@ -43,6 +43,7 @@ from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Decimal
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))        # this checkout's amp, whatever the venv has installed
 OUT = REPO / "book" / "data" / "static_figs"
 DIGITS = 4
 
@@ -105,6 +106,7 @@ def _git(*args: str) -> str:
 def provenance(argv: list[str]) -> dict:
     import numpy
     import scipy
+    import amp
     h = hashlib.sha256()
     for p in sorted((REPO / "amp").rglob("*.py")):
         h.update(p.relative_to(REPO).as_posix().encode() + b"\0" + p.read_bytes())
@@ -113,6 +115,8 @@ def provenance(argv: list[str]) -> dict:
         "git_commit": _git("rev-parse", "HEAD"),
         "amp_modified_since_commit": bool(_git("status", "--porcelain", "amp")),
         "amp_source_sha256": h.hexdigest(),
+        "amp_imported_from": str(Path(amp.__file__).resolve().parent.relative_to(REPO))
+        if Path(amp.__file__).resolve().is_relative_to(REPO) else amp.__file__,
         "python": platform.python_version(), "numpy": numpy.__version__,
         "scipy": scipy.__version__,
         "created": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -337,6 +341,24 @@ def ch07() -> dict:
 
 
 # ============================================================================ Chapter 11
+#: chapter 11's frames are slow (10-60 s each): each is checkpointed as one JSON line in
+#: artifacts/static_figs/ch11-<part>.jsonl, so an interrupted run resumes, and ``--part i/m``
+#: computes every m-th frame (several processes at once); a run without --part computes what
+#: is missing and assembles all.
+CHECKPOINTS = REPO / "artifacts" / "static_figs"
+PART = (0, 1)
+
+
+def _checkpointed(name: str) -> dict:
+    out = {}
+    for path in sorted(CHECKPOINTS.glob(f"{name}-*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                rec = json.loads(line)
+                out[rec["key"]] = rec["frame"]
+    return out
+
+
 def ch11() -> dict:
     """eps after T rounds (the widget of Chapter 11): amp's certified band (upper end Theorem 4,
     §5.1 composed; lower end Theorem 5, §5.3) at T = 1, 10, 100, 1000."""
@@ -344,14 +366,23 @@ def ch11() -> dict:
     from amp.viz.rounds import WIDGET_ROUNDS, rounds_curves
     from amp.viz.widgets import make_mechanism
 
-    mechs = ["k-RR", "RAPPOR", "OUE"]
+    mechs = ["k-RR", "OUE"]
     eps0s = [1.0, 2.0, 4.0]
     log10ns = [3.0, 4.0]
     qs = [0.2, 1.0]
     delta = 1e-6
     Ts = list(WIDGET_ROUNDS)
+    done = _checkpointed("ch11")
+    CHECKPOINTS.mkdir(parents=True, exist_ok=True)
+    part, parts = PART
     frames = {}
-    for i, j, k, m in _grid(mechs, eps0s, log10ns, qs):
+    for t, (i, j, k, m) in enumerate(_grid(mechs, eps0s, log10ns, qs)):
+        key = f"{i}|{j}|{k}|{m}"
+        if key in done:
+            frames[key] = done[key]
+            continue
+        if t % parts != part:
+            continue
         n = int(round(10 ** log10ns[k]))
         mech = make_mechanism(mechs[i], eps0s[j])
         t0 = time.perf_counter()
@@ -361,7 +392,7 @@ def ch11() -> dict:
         except AmpError as exc:
             print(f"ch11 {mechs[i]} {eps0s[j]} {n} {qs[m]}: {exc}", flush=True)
             upper = lower = [None] * len(Ts)
-        frames[f"{i}|{j}|{k}|{m}"] = {
+        frames[key] = {
             "title": f"{mech.describe()}, n = {n:,}, q = {qs[m]:g}, δ = {dtext(delta)}",
             "series": [
                 series("band", "certified band: Theorem 5, §5.3 to Theorem 4, §5.1", C[0],
@@ -369,6 +400,8 @@ def ch11() -> dict:
                 series("linepoints", "amp: Theorem 4, §5.1 composed (upper end)", C[0],
                        x=Ts, y=upper),
             ]}
+        with open(CHECKPOINTS / f"ch11-{part}.jsonl", "a", encoding="utf-8") as f:
+            f.write(json.dumps({"key": key, "frame": frames[key]}, ensure_ascii=False) + "\n")
         print(f"ch11 {mechs[i]} eps0={eps0s[j]} n={n} q={qs[m]}: {upper} "
               f"({time.perf_counter() - t0:.1f}s)", flush=True)
     return {
@@ -448,6 +481,10 @@ def build(name: str, argv: list[str]) -> dict:
     fig = FIGURES[name]()
     fig["description"] = " ".join(FIGURES[name].__doc__.split())
     fig["provenance"] = provenance(argv)
+    parts = sorted(p.name for p in CHECKPOINTS.glob(f"{name}-*.jsonl"))
+    if parts:
+        fig["provenance"]["frames_from_checkpoints"] = [f"artifacts/static_figs/{p}"
+                                                        for p in parts]
     fig["grid_points"] = len(fig["frames"])
     fig["certified"] = name in CERTIFIED
     return fig
@@ -512,12 +549,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("figures", nargs="*", metavar="FIGURE",
                     help=f"which figures, of {', '.join(FIGURES)} (default: all)")
     ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--part", default="0/1",
+                    help="i/m: compute only every m-th slow frame (chapter 11), checkpointed; "
+                         "write nothing")
     ap.add_argument("--rewrite", action="store_true",
                     help="only rewrite stored files in the current stored form (no computing)")
     args = ap.parse_args(argv)
     unknown = [f for f in args.figures if f not in FIGURES]
     if unknown:
         ap.error(f"unknown figure(s) {unknown}; choose from {', '.join(FIGURES)}")
+    global PART
+    PART = tuple(int(v) for v in args.part.split("/"))
+    if PART != (0, 1):
+        for name in args.figures:
+            FIGURES[name]()
+        return 0
     for name in args.figures or list(FIGURES):
         t0 = time.perf_counter()
         path = rewrite(name, args.out) if args.rewrite else write(build(name, argv), args.out)

@@ -107,7 +107,7 @@
       ylo /= 1.25; yhi *= 1.25;
     } else {
       var pad = (yhi - ylo || Math.abs(yhi) || 1) * 0.06;
-      ylo = axes.y.zero ? Math.min(0, ylo) : ylo - pad; yhi += pad;
+      ylo = axes.y.zero && ylo >= 0 ? 0 : ylo - pad; yhi += pad;
     }
     if (axes.x.log) { xlo /= 1.15; xhi *= 1.15; }
     else if (!axes.x.ticklabels) {
@@ -228,6 +228,10 @@
       if (s.kind === "bar" || s.kind === "band" || s.kind === "vspan")
         sw.appendChild(sv("rect", {x: 2, y: 1, width: 22, height: 10, fill: s.color,
                                    "fill-opacity": s.kind === "bar" ? 1 : 0.3}));
+      else if (s.marker === "square")
+        sw.appendChild(sv("rect", {x: 9.5, y: 2.5, width: 7, height: 7, fill: s.color}));
+      else if (s.marker === "triangle")
+        sw.appendChild(sv("path", {d: "M13 1.5l4 7.5h-8z", fill: s.color}));
       else if (s.kind === "points" || s.kind === "stem")
         sw.appendChild(sv("circle", {cx: 13, cy: 6, r: 3.5, fill: s.color}));
       else sw.appendChild(sv("line", {x1: 1, x2: 25, y1: 6, y2: 6, stroke: s.color,
