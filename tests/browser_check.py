@@ -9,7 +9,8 @@ page in Debian's Chromium driven by Playwright (``executable_path=/usr/bin/chrom
 * any request to a host other than the local server (it is aborted and reported);
 * unrendered math: a page whose HTML contains math must contain ``mjx-container`` elements, and no
   raw TeX delimiters (``$$``, ``\\(``, ``\\[``) may remain in visible text outside code;
-* an image with ``naturalWidth == 0``;
+* an image with ``naturalWidth == 0``; a notebook's figure (PNG output) with fewer than two
+  image pixels per CSS pixel of its shown width (figures are drawn at 200 dpi);
 * a code or output block that scrolls sideways (``scrollWidth > clientWidth``) at the check's
   1280-pixel viewport: code and printed lines must be short enough to fit.
 
@@ -214,7 +215,10 @@ async () => {
     img.loading = 'eager';
     try { await img.decode(); } catch (e) { /* reported below */ }
   }
-  return imgs.map(img => ({src: img.currentSrc || img.src, width: img.naturalWidth}));
+  return imgs.map(img => ({src: img.currentSrc || img.src, width: img.naturalWidth,
+                          shown: img.getBoundingClientRect().width,
+                          output: !!img.closest('.cell_output') &&
+                                  /[.]png([?]|$)/i.test(img.currentSrc || img.src)}));
 }
 """
 
@@ -241,6 +245,7 @@ class PageReport:
     external_requests: list[str] = field(default_factory=list)
     math_problems: list[str] = field(default_factory=list)
     broken_images: list[str] = field(default_factory=list)
+    low_resolution: list[str] = field(default_factory=list)
     overflowing: list[str] = field(default_factory=list)
     page_overflow: list[str] = field(default_factory=list)
     clipped_math: list[str] = field(default_factory=list)
@@ -261,6 +266,7 @@ class PageReport:
                              ("non-local request", self.external_requests),
                              ("math", self.math_problems),
                              ("broken image", self.broken_images),
+                             ("figure below 2x resolution", self.low_resolution),
                              ("scrolls sideways", self.overflowing),
                              ("page wider than the viewport", self.page_overflow),
                              ("math clipped", self.clipped_math)):
@@ -463,6 +469,11 @@ class SiteChecker:
             for img in page.evaluate(_IMAGES_JS):
                 if not img["width"]:
                     report.broken_images.append(img["src"])
+                elif img["output"] and img["width"] < 2 * img["shown"] - 1:
+                    # a notebook's figure: at least two image pixels per CSS pixel (200 dpi,
+                    # book/matplotlibrc; amp-phone.js shows it at most half its pixel width)
+                    report.low_resolution.append(
+                        f"{img['src']} ({img['width']} px shown {img['shown']:.0f} px wide)")
             if width >= WIDE:        # on a phone, code blocks scroll inside themselves
                 report.overflowing = page.evaluate(_OVERFLOW_JS)
             layout = page.evaluate(_LAYOUT_JS)
