@@ -264,6 +264,8 @@ def student_notebook(nb: dict, where: str = "") -> tuple[dict, Stats]:
         if "solution" in tags:
             stats.solution_cells += 1
             continue
+        if "static-only" in tags:      # the static site's figure (book/static_figs.py): no use
+            continue                   # in Jupyter, which runs the widget cell itself
         if hidden[i]:
             stored, _ = _names(src)
             later = set()

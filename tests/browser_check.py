@@ -9,7 +9,8 @@ page in Debian's Chromium driven by Playwright (``executable_path=/usr/bin/chrom
 * any request to a host other than the local server (it is aborted and reported);
 * unrendered math: a page whose HTML contains math must contain ``mjx-container`` elements, and no
   raw TeX delimiters (``$$``, ``\\(``, ``\\[``) may remain in visible text outside code;
-* an image with ``naturalWidth == 0``;
+* an image with ``naturalWidth == 0``; a notebook's figure (PNG output) with fewer than two
+  image pixels per CSS pixel of its shown width (figures are drawn at 200 dpi);
 * a code or output block that scrolls sideways (``scrollWidth > clientWidth``) at the check's
   1280-pixel viewport: code and printed lines must be short enough to fit.
 
@@ -214,7 +215,10 @@ async () => {
     img.loading = 'eager';
     try { await img.decode(); } catch (e) { /* reported below */ }
   }
-  return imgs.map(img => ({src: img.currentSrc || img.src, width: img.naturalWidth}));
+  return imgs.map(img => ({src: img.currentSrc || img.src, width: img.naturalWidth,
+                          shown: img.getBoundingClientRect().width,
+                          output: !!img.closest('.cell_output') &&
+                                  /[.]png([?]|$)/i.test(img.currentSrc || img.src)}));
 }
 """
 
@@ -241,6 +245,7 @@ class PageReport:
     external_requests: list[str] = field(default_factory=list)
     math_problems: list[str] = field(default_factory=list)
     broken_images: list[str] = field(default_factory=list)
+    low_resolution: list[str] = field(default_factory=list)
     overflowing: list[str] = field(default_factory=list)
     page_overflow: list[str] = field(default_factory=list)
     clipped_math: list[str] = field(default_factory=list)
@@ -261,6 +266,7 @@ class PageReport:
                              ("non-local request", self.external_requests),
                              ("math", self.math_problems),
                              ("broken image", self.broken_images),
+                             ("figure below 2x resolution", self.low_resolution),
                              ("scrolls sideways", self.overflowing),
                              ("page wider than the viewport", self.page_overflow),
                              ("math clipped", self.clipped_math)):
@@ -463,6 +469,11 @@ class SiteChecker:
             for img in page.evaluate(_IMAGES_JS):
                 if not img["width"]:
                     report.broken_images.append(img["src"])
+                elif img["output"] and img["width"] < 2 * img["shown"] - 1:
+                    # a notebook's figure: at least two image pixels per CSS pixel (200 dpi,
+                    # book/matplotlibrc; amp-phone.js shows it at most half its pixel width)
+                    report.low_resolution.append(
+                        f"{img['src']} ({img['width']} px shown {img['shown']:.0f} px wide)")
             if width >= WIDE:        # on a phone, code blocks scroll inside themselves
                 report.overflowing = page.evaluate(_OVERFLOW_JS)
             layout = page.evaluate(_LAYOUT_JS)
@@ -559,6 +570,148 @@ def static_calculator_answers(checker: "SiteChecker", cases: list[tuple],
     finally:
         context.close()
     return answers, problems
+
+
+# ----------------------------------------------------------------------------- static figures
+#: The pages with interactive figures that need no kernel (book/_static/amp-figures.js; the
+#: data from scripts/build_static_figures.py): page -> figure ids. Every chapter whose live
+#: version has a widget, except chapter 10 (its static calculator is checked above).
+STATIC_FIGURE_PAGES = {
+    "book/01_introduction.html": ["amp-jsfig-ch01-eps-vs-n"],
+    "book/05_new_algorithm.html": ["amp-jsfig-ch05-gparv-atoms"],
+    "book/06_joint_composition.html": ["amp-jsfig-ch06-joint-vs-k"],
+    "book/07_experiments.html": ["amp-jsfig-ch07-experiment-panel"],
+    "book/11_many_rounds.html": ["amp-jsfig-ch11-rounds"],
+    "book/12_accuracy.html": ["amp-jsfig-ch12-one-draw"],
+}
+
+# The state of one figure: its plot (SVG markup), the grid-point sentence, its layout.
+_FIG_STATE_JS = """
+(id) => {
+  const fig = document.getElementById(id);
+  const svg = fig.querySelector('.amp-jsfig-plot svg');
+  const vw = document.documentElement.clientWidth;
+  const r = fig.getBoundingClientRect();
+  const ctrls = Array.from(fig.querySelectorAll('[data-control]')).map(c => {
+    const b = (c.closest('label') && c.type === 'checkbox' ? c.closest('label') : c)
+      .getBoundingClientRect();
+    return {control: c.dataset.control, left: b.left, right: b.right, width: b.width};
+  });
+  return {ready: fig.dataset.ready === '1', svg: svg ? svg.outerHTML : '',
+          point: (fig.querySelector('.amp-jsfig-point') || {}).textContent || '',
+          key: fig.dataset.point || '', figRight: r.right, viewport: vw,
+          svgScale: svg ? svg.getBoundingClientRect().width / svg.width.baseVal.value : 0,
+          controls: ctrls,
+          noJsText: !!fig.querySelector('.amp-jsfig-nojs'),
+          pageOverflow: document.documentElement.scrollWidth > vw + 1};
+}
+"""
+
+# Controls of ipywidgets left in the page (a control that would do nothing without a kernel).
+_DEAD_WIDGETS_JS = """
+() => Array.from(document.querySelectorAll(
+    '.jupyter-widgets, .widget-interact, .widget-slider, .widget-dropdown, ' +
+    'script[type="application/vnd.jupyter.widget-view+json"]'))
+  .filter(el => el.tagName === 'SCRIPT' || el.offsetParent !== null).length
+"""
+
+
+def static_figure_moves(checker: "SiteChecker", path: str,
+                        width: int = WIDE) -> tuple[list[dict], list[str]]:
+    """Move every control of every interactive figure of ``path`` (:data:`STATIC_FIGURE_PAGES`)
+    as a reader would, at ``width`` CSS pixels.
+
+    A dropdown gets its next option (``select_option``), a slider one step (the arrow key, to
+    the right unless at its end), a tick box a click. After each move the figure's SVG and its
+    "Shown: grid point ..." sentence are compared with before. Returns ``(moves, problems)``:
+    one dict per move (``figure``, ``control``, ``svgChanged``, ``pointChanged``, ``before``,
+    ``after``: the sentences) and the problems: console/page errors, any request leaving the
+    site, a figure that is missing or never drew, a control or figure past the viewport's right
+    edge, an SVG scaled down (its text shrunk), a page that scrolls sideways, ipywidgets
+    controls left on the page.
+    """
+    problems: list[str] = []
+    context = checker.browser.new_context(viewport={"width": width, "height": 900},
+                                          service_workers="block", is_mobile=width < 600,
+                                          has_touch=width < 600,
+                                          device_scale_factor=2 if width < 600 else 1)
+    page = context.new_page()
+    page.set_default_timeout(PAGE_TIMEOUT_MS)
+    local = ("data:", "blob:", "about:")
+
+    def route(r) -> None:
+        url = r.request.url
+        if url.startswith(checker.origin + "/") or url.startswith(local):
+            r.continue_()
+        else:
+            problems.append(f"non-local request: {url}")
+            r.abort()
+
+    page.route("**/*", route)
+    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}")
+            if m.type == "error" else None)
+    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    moves: list[dict] = []
+    try:
+        page.goto(checker.base + path, wait_until="load")
+        try:
+            page.wait_for_load_state("networkidle", timeout=10_000)
+        except Exception:  # pragma: no cover - slow page; the checks below still run
+            pass
+        dead = page.evaluate(_DEAD_WIDGETS_JS)
+        if dead:
+            problems.append(f"{dead} ipywidgets element(s) on the static page")
+        for fig_id in STATIC_FIGURE_PAGES.get(path, []):
+            sel = f"#{fig_id}"
+            if not page.locator(sel).count():
+                problems.append(f"{fig_id}: not on the page")
+                continue
+            try:
+                page.wait_for_selector(f'{sel}[data-ready="1"]', timeout=10_000)
+            except Exception:
+                problems.append(f"{fig_id}: never drew (no data-ready)")
+                continue
+            state = page.evaluate(_FIG_STATE_JS, fig_id)
+            if state["noJsText"]:
+                problems.append(f"{fig_id}: the no-JavaScript sentence is still shown")
+            if not state["controls"]:
+                problems.append(f"{fig_id}: no control")
+            for c in state["controls"]:
+                if c["right"] > state["viewport"] + 1 or c["left"] < -1:
+                    problems.append(f"{fig_id}: control {c['control']} outside the viewport "
+                                    f"({c['left']:.0f}..{c['right']:.0f} px)")
+            for c in state["controls"]:
+                loc = page.locator(f'{sel} [data-control="{c["control"]}"]')
+                kind = loc.evaluate("e => e.tagName === 'SELECT' ? 'select' : e.type")
+                before = page.evaluate(_FIG_STATE_JS, fig_id)
+                if kind == "select":
+                    n = loc.evaluate("e => e.options.length")
+                    loc.select_option(index=(loc.evaluate("e => e.selectedIndex") + 1) % n)
+                elif kind == "range":
+                    at_end = loc.evaluate("e => +e.value >= +e.max")
+                    loc.focus()
+                    loc.press("ArrowLeft" if at_end else "ArrowRight")
+                else:
+                    (page.locator(f'{sel} label:has([data-control="{c["control"]}"])')
+                     .click())
+                after = page.evaluate(_FIG_STATE_JS, fig_id)
+                moves.append({"figure": fig_id, "control": c["control"], "kind": kind,
+                              "svgChanged": after["svg"] != before["svg"] and bool(after["svg"]),
+                              "pointChanged": after["point"] != before["point"],
+                              "before": before["point"], "after": after["point"]})
+            final = page.evaluate(_FIG_STATE_JS, fig_id)
+            if final["figRight"] > final["viewport"] + 1:
+                problems.append(f"{fig_id}: figure reaches {final['figRight']:.0f} px "
+                                f"(viewport {final['viewport']})")
+            if final["svgScale"] < 0.99:
+                problems.append(f"{fig_id}: plot drawn at {final['svgScale']:.2f} of its size")
+            if final["pageOverflow"]:
+                problems.append(f"{fig_id}: the page scrolls sideways after the moves")
+    except Exception as exc:  # navigation/evaluation failure is a problem
+        problems.append(f"{type(exc).__name__}: {exc}")
+    finally:
+        context.close()
+    return moves, problems
 
 
 def _has_math(body: str) -> bool:

@@ -18,7 +18,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from browser_check import (CHROMIUM, DEFAULT_SCREENSHOTS, PHONE_SCREENSHOTS,  # noqa: E402
-                           WIDE, WIDTHS, SiteChecker, html_pages, static_calculator_answers,
+                           STATIC_FIGURE_PAGES, WIDE, WIDTHS, SiteChecker, html_pages,
+                           static_calculator_answers, static_figure_moves,
                            static_url_problems)
 
 REPO = Path(__file__).resolve().parents[1]
@@ -203,3 +204,25 @@ def test_static_calculator_narrow_screen(checker: SiteChecker) -> None:
     assert not problems, problems
     assert answers[0]["status"] == "ok"
     assert not answers[0]["boxOverflow"] and not answers[0]["pageOverflow"]
+
+
+# ----------------------------------------------------------------------------- static figures
+@pytest.mark.parametrize("width", WIDTHS, ids=[f"{w}px" for w in WIDTHS])
+@pytest.mark.parametrize("path", list(STATIC_FIGURE_PAGES))
+def test_static_figure_moves(checker: SiteChecker, path: str, width: int) -> None:
+    """Every control of the page's kernel-free figures moves the figure: its SVG and the
+    sentence naming the grid point shown both change; nothing is loaded from outside the site;
+    no ipywidgets control is left on the page (tests/browser_check.py, static_figure_moves)."""
+    moves, problems = static_figure_moves(checker, path, width)
+    assert not problems, f"{path} at {width} px: {problems}"
+    figures = {m["figure"] for m in moves}
+    assert figures == set(STATIC_FIGURE_PAGES[path]), figures
+    dead = [m for m in moves if not (m["svgChanged"] and m["pointChanged"])]
+    assert not dead, f"{path} at {width} px: controls that did not move the figure: {dead}"
+    lines = [f"{width}px {m['figure']} {m['control']} ({m['kind']}): {m['after']}"
+             for m in moves]
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    out = SCREENSHOTS / f"static-figures-{Path(path).stem}-{width}px.txt"
+    out.write_text("\n".join(lines) + "\n")
+    print(f"{path} @{width}px: {len(figures)} figure(s), {len(moves)} controls moved, "
+          f"{len(moves) - len(dead)} changed the figure and its grid-point label")

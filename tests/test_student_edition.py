@@ -301,3 +301,15 @@ def test_a_student_notebook_runs_top_to_bottom(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("AMP_CHECK_STRICT", "1")
     out = run(book / "ch.ipynb")
     assert "Exercise 5.2: right." in out
+
+
+def test_static_site_figure_cells_are_left_out() -> None:
+    """A code cell tagged static-only (the static site's figure, book/static_figs.py, not
+    shipped in the edition) is left out; the widget cell before it stays."""
+    nb = notebook([code("widgets.gparv_widget()", tags=("remove-cell",)),
+                   code('import static_figs\n\nstatic_figs.show("ch05")',
+                        tags=("remove-input", "static-only")),
+                   md("Text.")])
+    out, _ = se.student_notebook(nb, "synthetic")
+    srcs = [src(c) for c in out["cells"]]
+    assert srcs == ["widgets.gparv_widget()", "Text."]
