@@ -168,6 +168,14 @@ def check_page(browser, base: str, path: str, shots: Path | None, name: str | No
             f = shots / f"live_{name or Path(path or 'root').stem}_widget{suffix}.png"
             page.screenshot(path=str(f), full_page=False)
             rep["screenshots"].append(str(f))
+    if shots is not None and lay["folds_marked"]:          # one fold, opened: text + output
+        fold = page.locator("details[data-amp-fold-next]").last
+        fold.evaluate("d => { d.open = true; }")
+        fold.scroll_into_view_if_needed()
+        page.wait_for_timeout(500)
+        f = shots / f"live_{name or Path(path or 'root').stem}_fold{suffix}.png"
+        page.screenshot(path=str(f), full_page=False)
+        rep["screenshots"].append(str(f))
     if calculator:
         calc = ask_calculator(page, shots, suffix)
         rep.update(calc)
