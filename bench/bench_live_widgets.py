@@ -92,9 +92,12 @@ WIDGETS = {
         "cell": 'rounds_widget(mechanism="k-RR", eps0=2.0, log10_n=4.0, sampling=1.0,\n'
                 "              delta_exponent=-6)",
         "kind": "rounds",
+        # the smallest delta the slider allows, and the default delta (answered)
         "candidates": [dict(mechanism=m, eps0=e, log10_n=4.5, sampling=q, delta_exponent=-10)
                        for m in ("k-RR", "RAPPOR", "OUE", "BLH", "Hadamard response")
-                       for e in (0.5, 6.0) for q in (1.0, 0.05)],
+                       for e in (0.5, 6.0) for q in (1.0, 0.05)]
+                      + [dict(mechanism=m, eps0=e, log10_n=4.5, sampling=q, delta_exponent=-6)
+                         for m in ("k-RR", "RAPPOR") for e in (0.5, 6.0) for q in (1.0, 0.05)],
         "group": 1,
     },
     "ch12 accuracy_widget": {
@@ -212,6 +215,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--only", nargs="*", default=None, help="widget keys starting with these")
     ap.add_argument("--quick", action="store_true", help="first candidate of each widget only")
+    ap.add_argument("--match", default=None,
+                    help="only candidate settings whose JSON contains this text")
     ap.add_argument("--timeout", type=float, default=900.0)
     ap.add_argument("--memory-gb", type=float, default=8.0)
     ap.add_argument("--json", type=Path, default=None, help="also write the results here")
@@ -222,6 +227,9 @@ def main(argv: list[str] | None = None) -> int:
             continue
         cands = w["candidates"]
         if isinstance(cands, list):
+            if args.match:
+                cands = [c for c in cands
+                         if args.match in json.dumps(c, ensure_ascii=False)]
             cands = cands[:1] if args.quick else cands
             groups = [cands[i:i + w["group"]] for i in range(0, len(cands), w["group"])]
         else:
