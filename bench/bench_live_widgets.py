@@ -84,7 +84,11 @@ WIDGETS = {
                        for d in ("1e-12",) for e in ("0.5", "8")]
                       + [dict(mechanism=m, size="10" if m == "k-RR" else "", n="1e9",
                               delta="1e-12", eps0="1", target="0.01", lower=False, run="eps0")
-                         for m in ("k-RR", "RAPPOR")],
+                         for m in ("k-RR", "RAPPOR")]
+                      # the default delta (answered, where 1e-12 is refused)
+                      + [dict(mechanism=m, size="10" if m == "k-RR" else "", n="1e9",
+                              delta="1e-6", eps0="0.5", target="1", lower=True, run="eps")
+                         for m in ("k-RR", "RAPPOR", "BLH", "Hadamard response")],
         "group": 1,
     },
     "ch11 rounds_widget": {
