@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 import pytest
@@ -153,10 +152,9 @@ def test_vectorised_and_scalar_shapes() -> None:
     assert isinstance(e, list) and [b.inputs["delta"] for b in e] == [1e-2, 1e-3]
 
 
-def test_large_n_is_fast() -> None:
-    t = time.perf_counter()
+def test_large_n_is_tight() -> None:
+    """At n = 10^6 the bracket is tight (its time: bench/bench_former_timed_tests.py)."""
     r = clone_delta(4.0, 10**6, 0.05)
-    assert time.perf_counter() - t < 2.0
     assert 0 < r.lower <= r.upper and r.upper <= r.lower * (1 + 1e-7)
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import time
 
 import numpy as np
 import pytest
@@ -309,13 +308,12 @@ def test_joint_copies_splits_budget():
     assert J3.eps0 == pytest.approx(4.0) and J3.m == 4
 
 
-def test_many_identical_components_fast():
-    t = time.perf_counter()
+def test_many_identical_components():
+    """Ten identical components (their time: bench/bench_former_timed_tests.py)."""
     J = joint_copies(KRR, 10, 4.0, k=10)
     laws = J.gparv_laws()
     J2 = joint_copies(RAPPOR, 10, 4.0)
     laws2 = J2.gparv_laws()
-    assert time.perf_counter() - t < 5.0
     assert len(laws) == 10 and len(laws2) == 10
     # the full-differ law has one atom per multiset of component atoms (after merging)
     assert laws[0].a.size == math.comb(10 + 2, 2)

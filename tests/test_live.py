@@ -117,8 +117,79 @@ def test_exercise_solutions_are_collapsed(app):
                        & set(c["metadata"].get("tags", [])))
         dropdowns = len(re.findall(r"^:class:.*\bdropdown\b", md, re.M))
         text = "\n".join(_src(c) for c in nbs[stem]["cells"])
-        assert text.count('<details class="amp-dropdown">') == dropdowns
+        assert len(re.findall(r'<details class="amp-dropdown"( data-amp-fold-next)?>', text)) \
+            == dropdowns
         assert text.count("</details>") == dropdowns
+
+
+def test_fold_titles_are_html_not_markdown(app):
+    """A fold title sits in an HTML block (<summary>), where Markdown is not rendered: the
+    converter writes it as HTML, so no backtick, ``**`` or MyST role shows raw (issue #24:
+    chapter 5's fold title showed its backticks)."""
+    summaries = [m.group(1) for nb in _notebooks(app).values() for c in nb["cells"]
+                 if c["cell_type"] == "markdown"
+                 for m in re.finditer(r"<summary>(.*?)</summary>", _src(c), re.S)]
+    assert summaries
+    for text in summaries:
+        assert not re.search(r"`|\*\*|\{[\w:]+\}", text), text
+    ctx = myst.Context()
+    out = myst.convert("```{admonition} Under the hood: `amp.epsilon` and **$n < 10$**\n"
+                       ":class: dropdown\nBody with `code`.\n```", ctx)
+    assert ("<summary><b>Under the hood: <code>amp.epsilon</code> and "
+            "<b>$n &lt; 10$</b></b></summary>") in out
+    assert "Body with `code`." in out                 # the body is Markdown: untouched
+    out = myst.convert("```{dropdown} A `x` fold\nB\n```", ctx)
+    assert "<summary><b>A <code>x</code> fold</b></summary>" in out
+
+
+def test_a_fold_and_its_output_are_one_fold(app):
+    """A solution (or dropdown) followed by its computation (a code cell tagged solution or
+    hide-output): one fold (the cell is marked to be moved inside it by the template's
+    script), never a second "Show output" toggle after the first."""
+    marked = 0
+    for stem, nb in _notebooks(app).items():
+        srcs = [_src(c) for c in nb["cells"]]
+        for k, src in enumerate(srcs):
+            if prepare.FOLD_NEXT in src:
+                marked += 1
+                assert src.rstrip().endswith("</details>")
+                nxt = nb["cells"][k + 1]
+                assert nxt["cell_type"] == "code" and not srcs[k + 1].startswith("%%capture")
+            if "_amp_fold_output(" in src:                   # a fold of its own ...
+                assert not srcs[k - 2].rstrip().endswith("</details>"), stem  # ... not after one
+    book = json.loads((ROOT / "book" / "12_accuracy.ipynb").read_text(encoding="utf-8"))
+    pairs = sum(1 for a, b in zip(book["cells"], book["cells"][1:])
+                if a["cell_type"] == "markdown" and ":class: dropdown" in _src(a)
+                and "solution" in b["metadata"].get("tags", []))
+    assert pairs >= 1 and marked >= pairs
+    template = (ROOT / "scripts" / "live" / "template" / prepare.TEMPLATE_NAME /
+                "index.html.j2").read_text(encoding="utf-8")
+    assert f"details[{prepare.FOLD_NEXT}]" in template and "appendChild(next)" in template
+
+
+def test_tab_titles_are_chapter_titles(app):
+    """The browser tab (nbconvert's <title>, from the notebook's metadata) names the chapter,
+    not the file ("10_calculator")."""
+    ctx = prepare.book_context(ROOT / "book")
+    numbers = dict(prepare.chapters(ROOT / "book"))
+    for stem, nb in _notebooks(app).items():
+        title = nb["metadata"].get("title", "")
+        assert title and stem not in title and not re.search(r"`|\$|\*\*", title), stem
+        if stem != "index":
+            assert title == (f"{numbers[stem]}. {prepare.plain_title(ctx.docs[stem])} · "
+                             f"{prepare.APP_NAME}")
+
+
+def test_live_css_for_phones():
+    """The template's styles for a 390 px screen (checked in a browser by
+    scripts/live/check.py --widths 390): widget rows wrap, buttons keep their label, slider
+    readouts and long checkbox labels stay visible."""
+    css = (ROOT / "scripts" / "live" / "template" / prepare.TEMPLATE_NAME /
+           "index.html.j2").read_text(encoding="utf-8")
+    phone = css[css.index("@media (max-width: 700px)"):]
+    for rule in (".widget-hbox, .widget-interact { flex-wrap: wrap;", "min-width: max-content",
+                 ".widget-readout { flex: 0 0 auto;", ".widget-checkbox"):
+        assert rule in phone, rule
 
 
 def test_numbers_follow_the_book():
@@ -452,13 +523,16 @@ def test_course_notebook(course, tmp_path):
     assert ('<div class="amp-admonition amp-exercise" id="ex-1-1">\n\n**Exercise 1.1 (★ First)**'
             "\n\nCompute $2$.\n\n</div>") in md
     assert '<div class="amp-admonition amp-exercise" id="ex-1-2">\n\n**Exercise 1.2 (★★ ' in md
-    assert ('<details class="amp-dropdown">\n<summary><b>Solution to Exercise 1.1 (★ First)'
-            "</b></summary>\n\nIt is $1 + 1$.\n\n</details>") in md
     assert "**Summary**" in md and "Rubric" not in md
     assert not any("check(" in s or "answer_1_1" in s for s in code)    # no verdict shown
     assert "%%capture\nimport helper\nfrom coursekit import check" in code
-    k = code.index("%%capture _amp_folded_1\nprint('worked')")
-    assert f"_amp_fold_output(_amp_folded_1, title={prepare.SOLUTION_TOGGLE!r})" in code[k + 1]
+    # the solution's computation right after its folded text: inside that fold (the
+    # template's script moves it), not behind a second toggle
+    assert ('<details class="amp-dropdown" data-amp-fold-next>\n<summary><b>Solution to '
+            "Exercise 1.1 (★ First)</b></summary>\n\nIt is $1 + 1$.\n\n</details>") in srcs
+    k = srcs.index("print('worked')")
+    assert srcs[k - 1].endswith("</details>") and "data-amp-fold-next" in srcs[k - 1]
+    assert not any("_amp_fold_output" in s for s in code)
     assert not any(RAW_MYST.search(s) for s in srcs if not s.startswith("%%"))
     two = "\n".join(_src(c) for c in json.loads((app / "02_two.ipynb").read_text())["cells"])
     assert ('<div class="amp-admonition amp-solution">\n\n'

@@ -132,10 +132,10 @@ def test_run_limited_returns_reraises_and_stops():
     assert vr.run_limited(sum, [1, 2, 3]) == 6
     with pytest.raises(ParameterError, match="got -1"):
         vr.run_limited(vr.check_widget_inputs, "k-RR", -1.0, 4.0, 1.0, -6)
-    t0 = time.perf_counter()
+    # a child that sleeps 30 s is stopped (had the timeout not worked, sleep would return
+    # None after 30 s and no error would be raised)
     with pytest.raises(vr.WidgetLimitError, match="stopped after 0.5 s"):
         vr.run_limited(time.sleep, 30, timeout=0.5)
-    assert time.perf_counter() - t0 < 10
 
 
 def test_run_limited_memory_cap():

@@ -35,7 +35,8 @@ import html
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["MystError", "Context", "convert", "scan", "ADMONITIONS", "PROOF_KINDS"]
+__all__ = ["MystError", "Context", "convert", "scan", "summary_html", "ADMONITIONS",
+           "PROOF_KINDS"]
 
 
 class MystError(ValueError):
@@ -236,6 +237,40 @@ def _links(text: str, ctx: Context) -> str:
     return LINK.sub(link, text)
 
 
+INLINE_HTML = re.compile(r"(?P<math>\$[^$]+\$)|(?P<ticks>`+)(?P<code>.+?)(?P=ticks)"
+                         r"|\*\*(?P<bold>.+?)\*\*|(?<![\w*])\*(?P<em>[^*\s][^*]*?)\*(?![\w*])"
+                         r"|(?<!!)\[(?P<text>[^\]]*)\]\((?P<url>[^)\s]+)\)", re.S)
+
+
+def summary_html(markdown: str) -> str:
+    """A fold title (the Markdown of a converted title: code spans, bold, emphasis, links,
+    ``$math$``) as HTML, for a ``<summary>``: Markdown is not rendered inside an HTML block, so
+    a code span written there would show its backticks. Math is kept for MathJax (escaped).
+
+    Examples
+    --------
+    >>> summary_html("Under the hood: `amp.epsilon` at $n < 10$ & **more**")
+    'Under the hood: <code>amp.epsilon</code> at $n &lt; 10$ &amp; <b>more</b>'
+    """
+    out, pos = [], 0
+    for m in INLINE_HTML.finditer(markdown):
+        out.append(html.escape(markdown[pos:m.start()], quote=False))
+        if m.group("math"):
+            out.append(html.escape(m.group("math"), quote=False))
+        elif m.group("code") is not None:
+            out.append(f"<code>{html.escape(m.group('code').strip(), quote=False)}</code>")
+        elif m.group("bold") is not None:
+            out.append(f"<b>{summary_html(m.group('bold'))}</b>")
+        elif m.group("em") is not None:
+            out.append(f"<i>{summary_html(m.group('em'))}</i>")
+        else:
+            out.append(f'<a href="{html.escape(m.group("url"))}">'
+                       f"{summary_html(m.group('text'))}</a>")
+        pos = m.end()
+    out.append(html.escape(markdown[pos:], quote=False))
+    return "".join(out)
+
+
 # ----------------------------------------------------------------------------- directives
 def _title(name: str, arg: str) -> str:
     if arg:
@@ -285,7 +320,8 @@ def _render_directive(name: str, arg: str, options: dict, body: str, indent: str
         title = _inline(_title(base, arg) if base != "toggle" else (arg or "Show"), ctx)
         if base == "dropdown" and not arg:
             title = "Show"
-        out = (f'<details class="amp-dropdown">\n<summary><b>{title}</b></summary>\n\n'
+        out = (f'<details class="amp-dropdown">\n<summary><b>{summary_html(title)}</b>'
+               '</summary>\n\n'
                f"{inner}\n\n</details>")
         return _indent(out, indent)
     kind = base if base in ADMONITIONS else "admonition"
@@ -302,7 +338,8 @@ def _box(kind: str, label: str, title: str, inner: str, classes: list, indent: s
     collapsed ``<details>`` when the directive has the ``dropdown`` class."""
     anchor = f' id="{html.escape(label)}"' if label else ""
     if "dropdown" in classes or "toggle" in classes:
-        out = (f'<details class="amp-dropdown"{anchor}>\n<summary><b>{title}</b></summary>\n\n'
+        out = (f'<details class="amp-dropdown"{anchor}>\n<summary><b>{summary_html(title)}</b>'
+               '</summary>\n\n'
                f"{inner}\n\n</details>")
     else:
         names = ["amp-admonition", f"amp-{kind}"]

@@ -15,8 +15,11 @@ writes
   (``book/coursekit``): answer cells (tag ``answer``) and the ``check(...)`` statements of check
   cells are for a notebook the reader edits, so the app shows no verdict (what later cells
   need still runs, silently); a code cell tagged ``solution`` has its output folded behind a
-  toggle, like the solution text above it. Exercises, solutions, theorems and their
-  references are numbered as the site numbers them (:func:`book_context`, :mod:`myst`).
+  toggle, like the solution text above it. A ``solution`` / ``hide-output`` cell right after a
+  fold (a solution or dropdown) has no toggle of its own: its output goes inside that fold
+  (one fold; :func:`mark_fold_next` and the template's script). Exercises, solutions,
+  theorems and their references are numbered as the site numbers them (:func:`book_context`,
+  :mod:`myst`). The page's title (the browser tab) is the chapter's number and title.
 * ``OUT/app/index.ipynb``: the landing page, one line per interactive chapter.
 * beside them, links to what the chapters import or read: ``data``, ``_static``,
   ``coursekit`` (``from coursekit import check``), the book's modules (``book/*.py``), and
@@ -405,9 +408,57 @@ def _strip_checks(source: str) -> tuple[str, bool]:
     return "\n".join(ln for k, ln in enumerate(lines) if k not in drop).strip("\n"), True
 
 
-def prepare_notebook(nb: dict, ctx: Context, stem: str = "") -> dict:
+FOLD_NEXT = "data-amp-fold-next"
+APP_NAME = "amp live book"
+
+
+def mark_fold_next(text: str) -> str | None:
+    r"""A Markdown cell that ends with a fold (``<details>...</details>``, a solution or a
+    dropdown) with that fold marked ``data-amp-fold-next``: the template's script moves the
+    next cell (the fold's computation, tagged ``solution`` / ``hide-output``) inside it, so
+    the reader sees one fold and not a second "Show output" one. None if the cell does not
+    end with a fold.
+
+    Examples
+    --------
+    >>> mark_fold_next("Text.\n\n<details class='x'><summary>S</summary>A</details>")
+    "Text.\n\n<details class='x' data-amp-fold-next><summary>S</summary>A</details>"
+    >>> mark_fold_next("<details>...</details>\n\nA closing paragraph.") is None
+    True
+    """
+    body = text.rstrip()
+    if not body.endswith("</details>"):
+        return None
+    depth = 0
+    for m in reversed(list(re.finditer(r"<details\b|</details>", body))):
+        depth += 1 if m.group(0) == "</details>" else -1
+        if depth == 0:
+            end = body.index(">", m.end())            # the end of the opening tag
+            return body[:end] + f" {FOLD_NEXT}" + body[end:]
+    return None
+
+
+def plain_title(title: str) -> str:
+    r"""A page title as plain text (a browser tab shows no Markdown): code spans, emphasis and
+    math delimiters dropped.
+
+    Examples
+    --------
+    >>> plain_title(r"How `amp.rounds` composes $\varepsilon_0$ **fast**")
+    'How amp.rounds composes ε₀ fast'
+    """
+    text = re.sub(r"`+([^`]*)`+", r"\1", title)
+    text = re.sub(r"\*\*?([^*]+)\*\*?", r"\1", text)
+    for tex, uni in (("\\varepsilon", "ε"), ("\\epsilon", "ε"), ("\\delta", "δ"),
+                     ("\\gamma", "γ"), ("_0", "₀"), ("\\,", " ")):
+        text = text.replace(tex, uni)
+    return re.sub(r"\s+", " ", text.replace("$", "")).strip()
+
+
+def prepare_notebook(nb: dict, ctx: Context, stem: str = "", number: str | None = None) -> dict:
     """The app version of one chapter (see the module docstring). ``stem`` names the chapter
-    (references to its own labels become ``#label`` links)."""
+    (references to its own labels become ``#label`` links; its title, after ``number.``,
+    becomes the page's title in the browser tab)."""
     ctx.current = stem
     cells = [c for c in nb["cells"] if STATIC_ONLY not in _tags(c)]
     # 0. checked answers: answer cells (tag "answer") and the check(...) statements after them
@@ -467,6 +518,12 @@ def prepare_notebook(nb: dict, ctx: Context, stem: str = "") -> dict:
         if tags & {REMOVE_CELL, REMOVE_OUTPUT} or quiet:
             out.append(_code("%%capture\n" + src))
             continue
+        if tags & ({SOLUTION} | set(HIDE_OUTPUT)) and out and out[-1]["cell_type"] == "markdown":
+            merged = mark_fold_next(out[-1]["source"])
+            if merged is not None:            # right after a fold (a solution, a dropdown):
+                out[-1]["source"] = merged    # its output goes inside that fold (one fold;
+                out.append(_code(src))        # the template's script moves it there)
+                continue
         if SOLUTION in tags:                  # a solution's computation: folded, as its text
             fold += 1
             var = f"_amp_folded_{fold}"
@@ -485,8 +542,8 @@ def prepare_notebook(nb: dict, ctx: Context, stem: str = "") -> dict:
         fig = c.get("metadata", {}).get("mystnb", {}).get("figure")
         if fig and fig.get("caption"):
             fig_count += 1
-            number = ctx.figures.get(fig.get("name", ""), None)
-            head = f"Fig. {number}" if number else "Figure"
+            fig_number = ctx.figures.get(fig.get("name", ""), None)
+            head = f"Fig. {fig_number}" if fig_number else "Figure"
             caption = convert(fig["caption"], ctx).strip()
             out.append(_markdown(f'<div class="amp-caption">\n\n**{head}.** {caption}\n\n'
                                  "</div>"))
@@ -495,6 +552,11 @@ def prepare_notebook(nb: dict, ctx: Context, stem: str = "") -> dict:
     app = {"cells": out, "metadata": copy.deepcopy(nb.get("metadata", {})),
            "nbformat": nb.get("nbformat", 4), "nbformat_minor": nb.get("nbformat_minor", 5)}
     app["metadata"]["amp_live"] = {"generated_by": "scripts/live/prepare.py"}
+    # the browser tab (nbconvert's <title> and Voila's "Running ..." line): the chapter's
+    # title, not the file name
+    if stem:
+        title = plain_title(ctx.docs.get(stem, stem))
+        app["metadata"]["title"] = f"{number + '. ' if number else ''}{title} · {APP_NAME}"
     return app
 
 
@@ -532,6 +594,7 @@ def landing_page(entries: list[tuple[str, str | None, str, str]], ctx: Context) 
     return {"cells": [cell],
             "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python",
                                         "name": "python3"},
+                         "title": f"Interactive chapters · {APP_NAME}",
                          "amp_live": {"generated_by": "scripts/live/prepare.py"}},
             "nbformat": 4, "nbformat_minor": 5}
 
@@ -555,7 +618,7 @@ def build(book: Path, out: Path, *, template: bool = True) -> dict:
     entries = []
     for stem, number, nb in interactive:
         try:
-            app_nb = prepare_notebook(nb, ctx, stem)
+            app_nb = prepare_notebook(nb, ctx, stem, number)
         except MystError as exc:
             raise MystError(f"{stem}: {exc}") from None
         back = _markdown('<p class="amp-live-note"><a href="index.ipynb">&larr; all interactive '

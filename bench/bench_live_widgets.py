@@ -1,0 +1,325 @@
+"""The slowest settings of every widget of the live app: time and peak memory of a fresh kernel.
+
+Run as ``python3 bench/bench_live_widgets.py [--only ch11 ...] [--quick]`` from the repository
+root. For each widget of the live app (a widget cell of a chapter, ``scripts/live/prepare.py``)
+a fresh Python process does what the app's kernel does: the chapter's imports and data, the
+widget cell itself (timed as *open*), then each candidate setting is applied to the widget's
+controls and one redraw is run as a change of control would run it (timed). Candidates are the
+extreme values the controls allow (largest n, smallest delta, both ends of eps0, every
+mechanism); the slowest one of each widget is marked. Peak memory is the child's maximum
+resident set size including its own children (``os.wait4``: chapter 11's widget computes in a
+forked child), so it is the figure of the kernel that would run the widget.
+
+Safety on a shared machine: each child runs at ``nice 10`` under a soft address-space limit
+(``--memory-gb``, default 8) and a wall limit (``--timeout``, default 900 s); a child over a
+limit is reported as such, with what it had reached.
+
+The output is one line per candidate and a table of the slowest setting per widget (for the
+closing note of issue #24).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# The chapters' own setup (their first cells) and widget cells, as in book/*.ipynb.
+SETUP_STORED = ("from amp.viz import stored, widgets\n"
+                "data = stored.load_figures()\n")
+WIDGETS = {
+    "ch01 eps_vs_n_widget": {
+        "setup": "from amp.viz import widgets\n",
+        "cell": 'widgets.eps_vs_n_widget(mechanism="k-RR", eps0=4.0, log10_n=(2, 6), '
+                "delta_exponent=-6)",
+        "kind": "interactive",
+        # certified points at n = 10, 10^4, 10^7 (the range slider's ends), smallest delta
+        "candidates": [dict(mechanism=m, eps0=e, log10_n=(1, 7), delta_exponent=d,
+                            certified=True)
+                       for m in ("k-RR", "RAPPOR", "OUE", "BLH", "Hadamard response")
+                       for e in (0.5, 8.0) for d in (-12, -6)],
+        "group": 1,
+    },
+    "ch05 gparv_widget": {
+        "setup": "from amp.viz import widgets\n",
+        "cell": 'widgets.gparv_widget(mechanism="k-RR", eps0=2.0, eps=0.5)',
+        "kind": "interactive",
+        "candidates": [dict(mechanism=m, eps0=e, eps=x)
+                       for m in ("k-RR", "RAPPOR", "OUE", "BLH", "Hadamard response")
+                       for e in (0.25, 6.0) for x in (0.0, 3.0)],
+        "group": 100,
+    },
+    "ch06 joint_widget": {
+        "setup": SETUP_STORED,
+        "cell": 'widgets.joint_widget(data, mechanism="10-RR", eps0=2.0, n=10_000, k_max=8)',
+        "kind": "interactive",
+        "candidates": "joint",
+        "group": 100,
+    },
+    "ch07 experiments_widget": {
+        "setup": SETUP_STORED,
+        "cell": 'widgets.experiments_widget(data, mechanism="10-RR", regime="large")',
+        "kind": "interactive",
+        "candidates": "experiments",
+        "group": 100,
+    },
+    "ch10 calculator_widget": {
+        "setup": "from amp.viz import widgets\n",
+        "cell": "widgets.calculator_widget()",
+        "kind": "calculator",
+        # n = 10^9 is the calculator's largest n; delta has no floor but (0, 1)
+        # (k-RR needs its k; the others in their Table 1 form)
+        "candidates": [dict(mechanism=m, size="10" if m == "k-RR" else "", n="1e9", delta=d,
+                            eps0=e, target="1", lower=True, run="eps")
+                       for m in ("k-RR", "RAPPOR", "OUE", "BLH", "Hadamard response")
+                       for d in ("1e-12",) for e in ("0.5", "8")]
+                      + [dict(mechanism=m, size="10" if m == "k-RR" else "", n="1e9",
+                              delta="1e-12", eps0="1", target="0.01", lower=False, run="eps0")
+                         for m in ("k-RR", "RAPPOR")]
+                      # the default delta (answered, where 1e-12 is refused)
+                      + [dict(mechanism=m, size="10" if m == "k-RR" else "", n="1e9",
+                              delta="1e-6", eps0="0.5", target="1", lower=True, run="eps")
+                         for m in ("k-RR", "RAPPOR", "BLH", "Hadamard response")],
+        "group": 1,
+    },
+    "ch11 rounds_widget": {
+        "setup": "from amp.viz.rounds import rounds_widget\n",
+        "cell": 'rounds_widget(mechanism="k-RR", eps0=2.0, log10_n=4.0, sampling=1.0,\n'
+                "              delta_exponent=-6)",
+        "kind": "rounds",
+        # the smallest delta the slider allows, and the default delta (answered)
+        "candidates": [dict(mechanism=m, eps0=e, log10_n=4.5, sampling=q, delta_exponent=-10)
+                       for m in ("k-RR", "RAPPOR", "OUE", "BLH", "Hadamard response")
+                       for e in (0.5, 6.0) for q in (1.0, 0.05)]
+                      + [dict(mechanism=m, eps0=e, log10_n=4.5, sampling=q, delta_exponent=-6)
+                         for m in ("k-RR", "RAPPOR") for e in (0.5, 6.0) for q in (1.0, 0.05)],
+        "group": 1,
+    },
+    "ch12 accuracy_widget": {
+        "setup": "import accuracy_figs as F\nEPS, DELTA = 1.0, 1e-6\n",
+        "cell": 'F.accuracy_widget(mechanism="krr", eps=EPS, delta=DELTA)',
+        "kind": "interactive",
+        "candidates": [dict(mechanism=m, n=10**7, eps=e)
+                       for m in ("krr", "oue", "olh") for e in (0.25, 3.0)],
+        "group": 1,
+    },
+}
+
+CHILD = r'''
+import contextlib, io, json, os, sys, time
+os.environ["MPLBACKEND"] = "Agg"
+book = sys.argv[1]
+os.chdir(book)
+sys.path.insert(0, book)
+spec = json.loads(sys.argv[2])
+import matplotlib.pyplot as plt
+
+def _inline_show(*args, **kwargs):
+    """What the kernel's inline backend does on show: render each figure to PNG, close."""
+    for num in plt.get_fignums():
+        plt.figure(num).savefig(io.BytesIO(), format="png", bbox_inches="tight")
+    plt.close("all")
+
+plt.show = _inline_show
+errors = []
+t0 = time.perf_counter()
+ns = {}
+exec(spec["setup"], ns)
+w = eval(spec["cell"], ns)
+opened = time.perf_counter() - t0
+if hasattr(w, "f"):                       # interactive: an exception is logged, not raised
+    _f = w.f
+
+    def _traced(**kwargs):
+        try:
+            return _f(**kwargs)
+        except Exception as exc:
+            errors.append(f"{type(exc).__name__}: {exc}")
+            raise
+
+    w.f = _traced
+candidates = spec["candidates"]
+if candidates == "joint":
+    from amp.viz.experiments import EXPERIMENT_MECHANISMS
+    n_max = max(c.options[-1][1] for c in w.kwargs_widgets if c._kwarg == "n")
+    candidates = [dict(mechanism=m, eps0=e, n=n_max, k_max=8)
+                  for m in EXPERIMENT_MECHANISMS for e in (0.1, 4.0)]
+elif candidates == "experiments":
+    mech = [c for c in w.kwargs_widgets if c._kwarg == "mechanism"][0]
+    candidates = [dict(mechanism=m, regime=r, ours=True, baselines=True, joint=True)
+                  for m in mech.options for r in ("low", "large")]
+rows = []
+for setting in candidates:
+    buf = io.StringIO()
+    t = time.perf_counter()
+    note = ""
+    with contextlib.redirect_stdout(buf):
+        if spec["kind"] == "interactive":
+            controls = {c._kwarg: c for c in w.kwargs_widgets}
+            for c in controls.values():
+                c.unobserve(w.update, names="value")
+            for k, v in setting.items():
+                controls[k].value = v
+            for c in controls.values():
+                c.observe(w.update, names="value")
+            t = time.perf_counter()
+            w.update()
+        elif spec["kind"] == "rounds":
+            for c in w.controls.values():
+                c.unobserve(w.redraw, names="value")
+            for k, v in setting.items():
+                w.controls[k].value = v
+            t = time.perf_counter()
+            w.redraw()
+            note = w.status.value
+        elif spec["kind"] == "calculator":
+            fields = {}
+            def walk(box):
+                for c in getattr(box, "children", ()):
+                    walk(c)
+                    if getattr(c, "description", None):
+                        fields[c.description] = c
+            walk(w)
+            fields["mechanism"].value = setting["mechanism"]
+            fields["k or d"].value = setting["size"]
+            fields["n"].value = setting["n"]
+            fields["δ"].value = setting["delta"]
+            fields["ε₀"].value = setting["eps0"]
+            fields["target ε"].value = setting["target"]
+            [c for d, c in fields.items() if d.startswith("with the lower")][0].value = \
+                setting["lower"]
+            t = time.perf_counter()
+            w.run(setting["run"])
+            status = [c for c in w.children if type(c).__name__ == "HTML"]
+            note = " | ".join(c.value for c in status[1:3])
+    seconds = time.perf_counter() - t
+    _inline_show()
+    text = (buf.getvalue().replace("\x1b[2K", "").replace("\r", "") + " " + note
+            + " ".join(errors)).strip()
+    errors.clear()
+    if len(text) > 300:
+        text = text[:170] + " ... " + text[-120:]
+    rows.append({"setting": setting, "seconds": round(seconds, 3), "note": text})
+import resource
+print(json.dumps({"open_s": round(opened, 3), "rows": rows,
+                  "self_peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+'''
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--only", nargs="*", default=None, help="widget keys starting with these")
+    ap.add_argument("--quick", action="store_true", help="first candidate of each widget only")
+    ap.add_argument("--match", default=None,
+                    help="only candidate settings whose JSON contains this text")
+    ap.add_argument("--timeout", type=float, default=900.0)
+    ap.add_argument("--memory-gb", type=float, default=8.0)
+    ap.add_argument("--json", type=Path, default=None, help="also write the results here")
+    args = ap.parse_args(argv)
+    results = {}
+    for name, w in WIDGETS.items():
+        if args.only and not any(name.startswith(o) for o in args.only):
+            continue
+        cands = w["candidates"]
+        if isinstance(cands, list):
+            if args.match:
+                cands = [c for c in cands
+                         if args.match in json.dumps(c, ensure_ascii=False)]
+            cands = cands[:1] if args.quick else cands
+            groups = [cands[i:i + w["group"]] for i in range(0, len(cands), w["group"])]
+        else:
+            groups = [cands]
+        rows = []
+        for g in groups:
+            spec = {"setup": w["setup"], "cell": w["cell"], "kind": w["kind"], "candidates": g}
+            r = run_child(spec, args.timeout, args.memory_gb)
+            if "error" in r:
+                print(f"{name}: {g if isinstance(g, str) else g[0]} ... ERROR {r['error']} "
+                      f"(peak {r['peak_mb']:.0f} MB, {r['wall_s']} s)", flush=True)
+                rows.append({"setting": g, "seconds": None, "peak_mb": r["peak_mb"],
+                             "open_s": None, "note": r["error"]})
+                continue
+            for row in r["rows"]:
+                row.update(peak_mb=round(r["peak_mb"]), open_s=r["open_s"],
+                           group_size=len(r["rows"]))
+                rows.append(row)
+                print(f"{name}: {json.dumps(row['setting'], ensure_ascii=False)}  "
+                      f"redraw {row['seconds']:.2f} s  (process peak {row['peak_mb']} MB, "
+                      f"open {row['open_s']:.1f} s)  {row['note'][:120]!r}", flush=True)
+        results[name] = rows
+    print("\nslowest setting per widget (redraw time; peak RSS of the fresh process that ran "
+          "it, its children included):")
+    print(f"{'widget':<26}{'open s':>8}{'redraw s':>10}{'peak MB':>9}  setting / note")
+    for name, rows in results.items():
+        timed = [r for r in rows if r["seconds"] is not None]
+        failed = [r for r in rows if r["seconds"] is None]
+        if timed:
+            r = max(timed, key=lambda r: r["seconds"])
+            print(f"{name:<26}{r['open_s']:>8.1f}{r['seconds']:>10.2f}{r['peak_mb']:>9}  "
+                  f"{json.dumps(r['setting'], ensure_ascii=False)}"
+                  + (f" [{r['group_size']} settings in one process]"
+                     if r.get("group_size", 1) > 1 else "")
+                  + (f"  note: {r['note'][:100]}" if r["note"] else ""))
+        for r in failed:
+            print(f"{name:<26}{'':>8}{'-':>10}{r['peak_mb']:>9.0f}  {r['setting']}: {r['note']}")
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1, ensure_ascii=False) + "\n")
+    return 0
+
+
+def run_child(spec: dict, timeout: float, memory_gb: float) -> dict:
+    """One fresh process: its JSON result, wall seconds and peak RSS in MB (children
+    included), read by ``os.wait4`` (``Popen.communicate`` would reap it first)."""
+    cap = int(memory_gb * 1024 ** 3)
+
+    def limits() -> None:
+        os.nice(10)
+        resource.setrlimit(resource.RLIMIT_AS, (cap, resource.RLIM_INFINITY))
+
+    env = dict(os.environ, MPLBACKEND="Agg",
+               PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    t0 = time.perf_counter()
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen([sys.executable, "-c", CHILD, str(ROOT / "book"),
+                                 json.dumps(spec)], stdout=out, stderr=err,
+                                preexec_fn=limits, env=env)
+        pid = proc.pid
+        deadline = t0 + timeout
+        killed = ""
+        while True:
+            wpid, status, usage = os.wait4(pid, os.WNOHANG)
+            if wpid == pid:
+                break
+            if time.perf_counter() > deadline:
+                os.kill(pid, signal.SIGKILL)
+                killed = f"stopped by the bench after {timeout:g} s"
+                _, status, usage = os.wait4(pid, 0)
+                break
+            time.sleep(0.2)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read(), err.read()
+    res: dict = {"wall_s": round(time.perf_counter() - t0, 1), "peak_mb": usage.ru_maxrss / 1024}
+    if killed:
+        res["error"] = killed
+    elif proc.returncode != 0 or not stdout.strip():
+        tail = (stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1][:200]
+        res["error"] = (f"exit {proc.returncode} (killed: over the {memory_gb:g} GB cap?) "
+                        if proc.returncode < 0 else "") + tail
+    else:
+        res.update(json.loads(stdout.strip().splitlines()[-1]))
+    return res
+
+
+if __name__ == "__main__":
+    sys.exit(main())
