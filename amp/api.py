@@ -167,7 +167,8 @@ def epsilon(mechanism: Mechanism, n: int, delta: float | Iterable[float], *,
             bound: str = "upper",
             rel_tol: float = DEFAULT_EPS_REL_TOL, method: str = "auto",
             progress: Progress | None = None, rounds: int = 1,
-            sampling: float = 1.0, executor: object = None) -> Bound | list[Bound]:
+            sampling: float = 1.0, executor: object = None,
+            strict: bool = False) -> Bound | list[Bound]:
     """Certified ``eps(delta)``: the smallest eps whose selected bound is ``<= delta``.
 
     ``bound="upper"`` (default): ``value`` (the bracket's upper end) is a guaranteed-valid eps
@@ -205,6 +206,11 @@ def epsilon(mechanism: Mechanism, n: int, delta: float | Iterable[float], *,
         Runs a matrix mechanism's independent pair evaluations (any
         ``concurrent.futures.Executor``, e.g. ``ProcessPoolExecutor(2)``; the CLI's
         ``--workers N``); default serial. Results are identical with and without one.
+    strict : bool, default False
+        When ``rel_tol`` cannot be certified (e.g. a tiny ``delta`` at the floating-point
+        floor): ``False`` returns the valid bracket held, flagged (``wider_than_asked``,
+        ``achieved_rel_tol``, an :class:`amp.AccuracyWarning`); ``True`` raises
+        :class:`NumericalError` instead.
 
     Returns
     -------
@@ -239,8 +245,9 @@ def epsilon(mechanism: Mechanism, n: int, delta: float | Iterable[float], *,
     prof = PrivacyProfile(_sampled(mechanism, q), n, bound=bound, method=method,
                           executor=executor)
     if isinstance(deltas, list):
-        return [epsilon_for(prof, d, rel_tol=rel_tol, progress=progress) for d in deltas]
-    return epsilon_for(prof, deltas, rel_tol=rel_tol, progress=progress)
+        return [epsilon_for(prof, d, rel_tol=rel_tol, progress=progress, strict=strict)
+                for d in deltas]
+    return epsilon_for(prof, deltas, rel_tol=rel_tol, progress=progress, strict=strict)
 
 
 def _sampled(mechanism: Mechanism, q: float) -> Mechanism:
@@ -291,7 +298,7 @@ def compose(rounds: Iterable[object], *, delta: float | None = None,
 
 
 def epsilon_for(prof: PrivacyProfile, delta: float, *, rel_tol: float = DEFAULT_EPS_REL_TOL,
-                progress: Progress | None = None) -> Bound:
+                progress: Progress | None = None, strict: bool = True) -> Bound:
     """Certified ``eps(delta)`` of a :class:`~amp.profile.PrivacyProfile` (reusing its tables).
 
     The profile is the maximum over its laws, so its ``eps(delta)`` is the maximum of the laws'
@@ -311,6 +318,10 @@ def epsilon_for(prof: PrivacyProfile, delta: float, *, rel_tol: float = DEFAULT_
         Largest relative width of the returned bracket.
     progress : callable, optional
         Called with one-line progress messages during long searches.
+    strict : bool, default True
+        ``False``: a bracket wider than ``rel_tol`` but certified is returned flagged
+        (``wider_than_asked``, an :class:`amp.AccuracyWarning`) instead of raising
+        :class:`NumericalError` (:func:`epsilon`'s default).
 
     Returns
     -------
@@ -335,20 +346,39 @@ def epsilon_for(prof: PrivacyProfile, delta: float, *, rel_tol: float = DEFAULT_
         return epsilon_max(prof.pairs, prof.n, delta_, rel_tol=rel_tol, method=prof.method,
                            mechanism=prof.description, executor=prof.executor,
                            progress=progress)
-    parts, pruned = _laws_epsilon(prof, delta_, rel_tol, progress)
+    parts, pruned = _laws_epsilon(prof, delta_, rel_tol, progress, strict)
     lo = max(p.lower for p in parts)
     hi = max(p.upper for p in parts)
     methods = ",".join(sorted({m for p in parts for m in p.method.split(",") if m}))
     side = (lambda b: b.lower) if prof.bound == "lower" else (lambda b: b.upper)
-    return Bound("eps", lo, hi, prof.bound, methods, prof.n, prof.description,
-                 {"delta": delta_}, parts=tuple(parts),
-                 details={"evaluations": sum(p.details["evaluations"] for p in parts),
-                          "worst_law": max(parts, key=side).mechanism,
-                          "pruned_laws": pruned, **prof.selection})
+    res = Bound("eps", lo, hi, prof.bound, methods, prof.n, prof.description,
+                {"delta": delta_}, parts=tuple(parts),
+                details={"evaluations": sum(p.details["evaluations"] for p in parts),
+                         "worst_law": max(parts, key=side).mechanism,
+                         "pruned_laws": pruned, **prof.selection})
+    return _flag_wider(res, rel_tol)
+
+
+def _flag_wider(res: Bound, rel_tol: float) -> Bound:
+    """Flag (``details``, :class:`amp.AccuracyWarning`) a certified bracket wider than
+    ``rel_tol`` that a law's search returned instead of refusing (``strict=False``)."""
+    flagged = [p for p in res.parts if p.wider_than_asked]
+    if not flagged or res.rel_width <= rel_tol:
+        return res
+    import warnings
+    from amp.core.errors import AccuracyWarning
+    why = flagged[0].details.get("wider_reason", "")
+    note = (f"eps bracket [{res.lower:.8g}, {res.upper:.8g}] (relative width "
+            f"{res.rel_width:.2g}) is certified but wider than asked (rel_tol={rel_tol:g})"
+            + (f": {why.split(': ', 1)[-1].split('; certified bracket')[0]}" if why else ""))
+    warnings.warn(note, AccuracyWarning, stacklevel=3)
+    return replace(res, details={**res.details, "wider_than_asked": True,
+                                 "achieved_rel_tol": res.rel_width, "wider_note": note})
 
 
 def _laws_epsilon(prof: PrivacyProfile, delta_: float, rel_tol: float,
-                  progress: Progress | None) -> tuple[list[Bound], int]:
+                  progress: Progress | None, strict: bool = True
+                  ) -> tuple[list[Bound], int]:
     """One eps bracket per law of ``prof`` (in the profile's order), cheap laws first.
 
     Once a law's bracket has a lower end ``L > 0``, every further law is first evaluated
@@ -375,7 +405,8 @@ def _laws_epsilon(prof: PrivacyProfile, delta_: float, rel_tol: float,
                 pruned += 1
                 continue
         parts[i] = epsilon_of_curve(c, delta_, c.max_eps, rel_tol=rel_tol, bound=prof.bound,
-                                    n=prof.n, mechanism=c.law.label, progress=progress)
+                                    n=prof.n, mechanism=c.law.label, progress=progress,
+                                    strict=strict)
         best = max(best, parts[i].lower)
     return parts, pruned  # type: ignore[return-value]
 

@@ -44,6 +44,7 @@ import numpy as np
 from amp.core.version import __version__
 from amp import api as B
 from amp.core.errors import AmpError, NumericalError, ParameterError
+from amp.core.errors import AccuracyWarning
 from amp.core.floats import fmt_outward
 from amp.core.extras import MissingExtraError
 from amp.core.validate import show
@@ -378,8 +379,12 @@ def run(args: argparse.Namespace) -> dict:
                 res = B.delta(mech, args.n, args.eps, bound=bound, method=args.method,
                               executor=pool, **kw)
             else:
-                res = B.epsilon(mech, args.n, args.delta, bound=bound, progress=prog,
-                                method=args.method, executor=pool, **kw)
+                with warnings.catch_warnings():     # said once, as the note below
+                    warnings.simplefilter("ignore", AccuracyWarning)
+                    res = B.epsilon(mech, args.n, args.delta, bound=bound, progress=prog,
+                                    method=args.method, executor=pool, **kw)
+                if getattr(res, "wider_than_asked", False):
+                    print(f"amp: note: {res.details['wider_note']}", file=sys.stderr)
         return {**res.as_dict(), "rounds": args.rounds, "sampling": args.sampling}
     if args.workers not in (None, 1):
         raise ParameterError(f"--workers applies to --bound upper|lower only, not {show(bound)}")
