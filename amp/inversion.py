@@ -511,10 +511,29 @@ def epsilon_of_curve(curve: Curve, delta: float, max_eps: float, *,
     except WiderThanAsked as exc:
         if strict or not (0.0 <= exc.lo <= exc.hi < math.inf):
             raise
-        return Bound("eps", exc.lo, exc.hi, bound, "", n, mechanism, {"delta": delta},
+        # the bracket held when the search stopped can be wide (an undecided point early
+        # on): searches at looser rel_tol narrow it; every bracket they return, or hold when
+        # they stop, contains the threshold, so their intersection does too
+        lo, hi, why, tol = exc.lo, exc.hi, str(exc), rel_tol
+        for _ in range(4):
+            tol *= 10
+            if hi <= 0 or (hi - lo) <= tol * hi or tol >= 0.5:
+                break
+            try:
+                c = crossing(curve, delta, lo, hi, decreasing=True, rel_tol=tol,
+                             progress=progress, name="eps", bad_end_known=lo > 0,
+                             polish="bad" if bound == "lower" else "good")
+                lo, hi = max(lo, c.lo), min(hi, c.hi)
+                break
+            except WiderThanAsked as again:
+                if 0.0 <= again.lo <= again.hi < math.inf:
+                    lo, hi = max(lo, again.lo), min(hi, again.hi)
+            except NumericalError:
+                break
+        return Bound("eps", lo, hi, bound, "", n, mechanism, {"delta": delta},
                      details={"evaluations": 0, "wider_than_asked": True,
-                              "achieved_rel_tol": (exc.hi - exc.lo) / exc.hi if exc.hi > 0
-                              else 0.0, "wider_reason": str(exc)})
+                              "achieved_rel_tol": (hi - lo) / hi if hi > 0 else 0.0,
+                              "wider_reason": why})
     return Bound("eps", c.lo, c.hi, bound, ",".join(c.methods), n, mechanism,
                  {"delta": delta}, details={"evaluations": c.evaluations,
                                             "history": c.history})

@@ -55,7 +55,7 @@ class NumericalError(AmpError, ArithmeticError):
     --------
     >>> import amp
     >>> try:
-    ...     amp.epsilon(amp.KRR(4.0, k=10), 10_000, 1e-6, rel_tol=1e-14)
+    ...     amp.epsilon(amp.KRR(4.0, k=10), 10_000, 1e-6, rel_tol=1e-14, strict=True)
     ... except amp.NumericalError as exc:
     ...     print(str(exc)[:45])
     cannot resolve eps to relative width 1e-14: t
