@@ -243,7 +243,9 @@ class StructuredBackend:
         width = (upper - lower) / upper if upper > 0 else 0.0
         # the atoms' floating-point slack (both ends) is a floor no computation can lower: the
         # width check applies to what lies above it
-        if width > rel_tol and upper - lower > abs_tol + 1.01 * floor_width(shape, eps, upper, n):
+        # (accepted up to the untilted floor, as before the tilted one: a bracket this narrow
+        # is never refused, though the tilted floor usually lets the plan do far better)
+        if width > rel_tol and upper - lower > abs_tol + 1.01 * floor_width(shape, eps, upper):
             raise NumericalError(f"structured delta at eps={eps:g}, n={n}: certified relative "
                                  f"width {width:.3g} exceeds rel_tol={rel_tol:g}")
         details = {"plan": (plan.mode, plan.b, plan.K), "T_window": (mod.T_lo, mod.T_hi),
