@@ -50,9 +50,10 @@ class WiderThanAsked(NumericalError):
     that demand the accuracy, a flagged answer for :func:`epsilon_of_curve` with
     ``strict=False``."""
 
-    def __init__(self, message: str, lo: float, hi: float):
+    def __init__(self, message: str, lo: float, hi: float, methods: tuple = ()):
         super().__init__(message)
         self.lo, self.hi = float(lo), float(hi)
+        self.methods = tuple(methods)
 
 
 class Curve(Protocol):
@@ -220,7 +221,7 @@ class _Search:
             a, b = min(self.good, self.bad), max(self.good, self.bad)
             raise WiderThanAsked(
                 f"the search did not converge in {self.max_evaluations} evaluations; certified "
-                f"bracket so far [{a:.6g}, {b:.6g}]", a, b)
+                f"bracket so far [{a:.6g}, {b:.6g}]", a, b, tuple(self.methods))
         while True:
             try:
                 r = self.curve.delta_for_search(x, tol, self.abs_tol)
@@ -336,7 +337,7 @@ class _Search:
         if len(self.failed) >= 4:
             raise WiderThanAsked(f"{exc} (the {self.name} search could not certify "
                                  f"{len(self.failed)} points; certified bracket so far "
-                                 f"[{a:.8g}, {b:.8g}])", a, b) from exc
+                                 f"[{a:.8g}, {b:.8g}])", a, b, tuple(self.methods)) from exc
         cuts = sorted([a, b] + [f for f in self.failed if a < f < b])
         lo, hi = max(zip(cuts, cuts[1:]), key=lambda c: c[1] - c[0])
         return 0.5 * (lo + hi)
@@ -368,7 +369,8 @@ class _Search:
                    f"{self.name} bracket to a relative width of about {reached:.2g}; ask for "
                    f"rel_tol >= {_round_up(1.5 * reached):.0e}")
         raise WiderThanAsked(f"cannot resolve {self.name} to relative width {self.rel_tol:g}: "
-                             f"{why}; certified bracket so far [{a:.8g}, {b:.8g}]", a, b)
+                             f"{why}; certified bracket so far [{a:.8g}, {b:.8g}]", a, b,
+                             tuple(self.methods))
 
     def polish(self, end: str = "good") -> None:
         """Once the bracket meets ``rel_tol``, move the end that is the answer (``"good"``: a
@@ -515,6 +517,7 @@ def epsilon_of_curve(curve: Curve, delta: float, max_eps: float, *,
         # on): searches at looser rel_tol narrow it; every bracket they return, or hold when
         # they stop, contains the threshold, so their intersection does too
         lo, hi, why, tol = exc.lo, exc.hi, str(exc), rel_tol
+        used = set(exc.methods)
         for _ in range(4):
             tol *= 10
             if hi <= 0 or (hi - lo) <= tol * hi or tol >= 0.5:
@@ -524,13 +527,16 @@ def epsilon_of_curve(curve: Curve, delta: float, max_eps: float, *,
                              progress=progress, name="eps", bad_end_known=lo > 0,
                              polish="bad" if bound == "lower" else "good")
                 lo, hi = max(lo, c.lo), min(hi, c.hi)
+                used.update(c.methods)
                 break
             except WiderThanAsked as again:
+                used.update(again.methods)
                 if 0.0 <= again.lo <= again.hi < math.inf:
                     lo, hi = max(lo, again.lo), min(hi, again.hi)
             except NumericalError:
                 break
-        return Bound("eps", lo, hi, bound, "", n, mechanism, {"delta": delta},
+        return Bound("eps", lo, hi, bound, ",".join(sorted(used)), n, mechanism,
+                     {"delta": delta},
                      details={"evaluations": 0, "wider_than_asked": True,
                               "achieved_rel_tol": (hi - lo) / hi if hi > 0 else 0.0,
                               "wider_reason": why})
