@@ -28,6 +28,7 @@ scipy only; figures (:mod:`amp.viz`) import matplotlib lazily.
 
 from amp.api import calibrate_eps0, compose, delta, epsilon, epsilon_for, profile
 from amp.core.errors import AmpError, NumericalError, ParameterError
+from amp.core.errors import AccuracyWarning
 from amp.core.result import NEIGHBOURING, Bound
 from amp.mechanisms import (BLH, GPARV, KRR, OLH, OUE, RAPPOR, HadamardResponse,
                             MatrixMechanism, Mechanism)
@@ -59,4 +60,5 @@ __all__ = [
     "JointMechanism", "GPARV", "Duchi", "SquareWave", "PiecewiseMechanism",
     "Mixture", "Population", "Void", "population_delta", "population_epsilon",
     "__version__",
+    "AccuracyWarning",
 ]

@@ -15,7 +15,6 @@ neighbours when one user's input is replaced (both directions are covered).
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Callable, Iterable
 
 from amp.core import validate as V
@@ -213,7 +212,8 @@ def epsilon(mechanism: Mechanism, n: int, delta: float | Iterable[float], *,
             bound: str = "upper",
             rel_tol: float | None = None, method: str = "auto",
             progress: Progress | bool | None = None, rounds: int = 1,
-            sampling: float = 1.0, executor: object = None) -> Bound | list[Bound]:
+            sampling: float = 1.0, executor: object = None,
+            strict: bool = False) -> Bound | list[Bound]:
     """Certified ``eps(delta)``: the smallest eps whose selected bound is ``<= delta``.
 
     ``bound="upper"`` (default): ``value`` (the bracket's upper end) is a guaranteed-valid eps
@@ -271,6 +271,11 @@ def epsilon(mechanism: Mechanism, n: int, delta: float | Iterable[float], *,
         ``--workers N``); default serial. Results are identical with and without one. Not
         used for the points of a sequence (in turn, on one profile), with ``rounds > 1`` nor
         by a baseline.
+    strict : bool, default False
+        When ``rel_tol`` cannot be certified (e.g. a tiny ``delta`` at the floating-point
+        floor): ``False`` returns the valid bracket held, flagged (``wider_than_asked``,
+        ``achieved_rel_tol``, an :class:`amp.AccuracyWarning`); ``True`` raises
+        :class:`NumericalError` instead.
 
     Returns
     -------
@@ -321,7 +326,7 @@ def epsilon(mechanism: Mechanism, n: int, delta: float | Iterable[float], *,
     prof = PrivacyProfile(_sampled(mechanism, q), n, bound=bound, method=method,
                           executor=ex)
     return prof.epsilon(deltas, rel_tol=DEFAULT_EPS_REL_TOL if tol is None else tol,
-                        progress=report)
+                        progress=report, strict=strict)
 
 
 def _sampled(mechanism: Mechanism, q: float) -> Mechanism:
@@ -388,10 +393,10 @@ def compose(rounds: Iterable[object], *, delta: float | None = None,
 
 def epsilon_for(prof: PrivacyProfile, delta: float | Iterable[float], *,
                 rel_tol: float | None = None, progress: Progress | bool | None = None,
-                executor: object = None) -> Bound | list[Bound]:
+                executor: object = None, strict: bool = False) -> Bound | list[Bound]:
     """Certified ``eps(delta)`` of a profile: an alias of :meth:`PrivacyProfile.epsilon
     <amp.privacy_profile.PrivacyProfile.epsilon>` (``amp.epsilon_for(prof, d)`` is
-    ``prof.epsilon(d)``, same arguments, same numbers).
+    ``prof.epsilon(d)``, same arguments, same numbers; ``strict`` as in :func:`epsilon`).
 
     Examples
     --------
@@ -402,7 +407,8 @@ def epsilon_for(prof: PrivacyProfile, delta: float | Iterable[float], *,
     """
     if not isinstance(prof, PrivacyProfile):
         raise ParameterError(f"prof must be a PrivacyProfile, got {type(prof).__name__}")
-    return prof.epsilon(delta, rel_tol=rel_tol, progress=progress, executor=executor)
+    return prof.epsilon(delta, rel_tol=rel_tol, progress=progress, executor=executor,
+                        strict=strict)
 
 
 def epsilon_estimate(mechanism: Mechanism, n: int, delta: float, *,

@@ -46,6 +46,7 @@ import numpy as np
 from amp.core.version import __version__
 from amp import api as B
 from amp.core.errors import AmpError, NumericalError, ParameterError
+from amp.core.errors import AccuracyWarning
 from amp.core.floats import fmt_outward
 from amp.core.extras import MissingExtraError
 from amp.core.validate import show
@@ -55,6 +56,7 @@ from amp.mechanisms.joint import JointMechanism
 from amp.mechanisms.base import MatrixMechanism, Mechanism
 from amp.mechanisms.mixture import Population
 from amp.sweeps import SweepTable, dask_executor, sweep
+from amp.cli_baseline import baseline_json
 
 MECHANISMS = (*registry.MECHANISMS, "matrix", "population")
 FILE_MECHANISMS = ("matrix", "population")
@@ -390,8 +392,12 @@ def run(args: argparse.Namespace) -> dict:
                 res = B.delta(mech, args.n, args.eps, bound=bound, method=args.method,
                               executor=pool, **kw)
             else:
-                res = B.epsilon(mech, args.n, args.delta, bound=bound, progress=prog,
-                                method=args.method, executor=pool, **kw)
+                with warnings.catch_warnings():     # said once, as the note below
+                    warnings.simplefilter("ignore", AccuracyWarning)
+                    res = B.epsilon(mech, args.n, args.delta, bound=bound, progress=prog,
+                                    method=args.method, executor=pool, **kw)
+                if getattr(res, "wider_than_asked", False):
+                    print(f"amp: note: {res.details['wider_note']}", file=sys.stderr)
         return {**res.as_dict(), "rounds": args.rounds, "sampling": args.sampling}
     if args.workers not in (None, 1):
         raise ParameterError(f"--workers applies to --bound upper|lower only, not {show(bound)}")
@@ -401,38 +407,10 @@ def run(args: argparse.Namespace) -> dict:
     if bound in BASELINE_BOUNDS:
         if args.method != "auto":
             raise ParameterError(f"--method applies to --bound upper|lower only, not {show(bound)}")
-        return _baseline_answer(bound, cmd, mech, args.n,
-                                args.eps if cmd == "delta" else args.delta)
+        return baseline_json(bound, cmd, mech, args.n,
+                             args.eps if cmd == "delta" else args.delta)
     raise ParameterError(f"bound must be one of {', '.join(CORE_BOUNDS + BASELINE_BOUNDS)}, "
                          f"got {show(bound)}")
-
-
-def _baseline_answer(name: str, command: str, mechanism: Mechanism, n: int,
-                     target: float) -> dict:
-    """``delta`` (target = eps) or ``epsilon`` (target = delta) of the baseline ``name`` as the
-    CLI's JSON contract: the inputs, ``"value"``, ``"bracket"`` (numeric methods only),
-    ``"certified"`` and ``"note"``. Warnings (the stronger clone's) go to stderr."""
-    from amp.baselines import BOUNDS, NUMERIC
-
-    b = BOUNDS[name]
-    source = mechanism.eps0 if b.generic else mechanism
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        r = b.delta(source, n, target) if command == "delta" else b.epsilon(source, n, target)
-    for w in caught:
-        print(f"amp: warning: {w.message}", file=sys.stderr)
-    if not b.valid:
-        print(f"amp: warning: '{name}' is NOT a valid privacy bound ({b.reference}); "
-              "shown only to compare with what was claimed", file=sys.stderr)
-    out = {"quantity": "delta" if command == "delta" else "eps", "bound": name,
-           "mechanism": mechanism.describe() if not b.generic else
-           f"any eps0-LDP randomizer (eps0={mechanism.eps0:g})",
-           "n": n, ("eps" if command == "delta" else "delta"): target,
-           "value": float(r.value), "method": r.method, "certified": bool(r.certified),
-           "note": r.details.get("note", "")}
-    if name in NUMERIC:
-        out["bracket"] = [float(r.lower), float(r.upper)]
-    return out
 
 
 @contextmanager

@@ -33,7 +33,7 @@ from amp.core.floats import U
 from amp.core.result import Bound
 
 __all__ = ["Curve", "FunctionCurve", "Crossing", "crossing", "epsilon_of_curve", "estimate_epsilon",
-           "DEFAULT_EPS_REL_TOL", "Progress", "as_progress"]
+           "DEFAULT_EPS_REL_TOL", "Progress", "as_progress", "WiderThanAsked"]
 
 #: Default relative width of a certified eps bracket (API and CLI).
 DEFAULT_EPS_REL_TOL = 1e-4
@@ -59,6 +59,19 @@ def as_progress(progress: object) -> Progress | None:
         return progress  # type: ignore[return-value]
     raise ParameterError("progress must be a callable taking one message, True (lines on "
                          f"stderr) or None, got {type(progress).__name__}")
+
+
+class WiderThanAsked(NumericalError):
+    """The search stopped short of ``rel_tol`` (floating-point floor, undecided points, too
+    many evaluations) while holding the certified bracket ``[lo, hi]`` of the threshold
+    (the same guarantee as a full answer, only wider): a :class:`NumericalError` for callers
+    that demand the accuracy, a flagged answer for :func:`epsilon_of_curve` with
+    ``strict=False``."""
+
+    def __init__(self, message: str, lo: float, hi: float, methods: tuple = ()):
+        super().__init__(message)
+        self.lo, self.hi = float(lo), float(hi)
+        self.methods = tuple(methods)
 
 
 class Curve(Protocol):
@@ -223,9 +236,10 @@ class _Search:
     # -- bookkeeping -------------------------------------------------------------------
     def eval(self, x: float, tol: float) -> Bound:
         if len(self.hist) >= self.max_evaluations:
-            raise NumericalError(
+            a, b = min(self.good, self.bad), max(self.good, self.bad)
+            raise WiderThanAsked(
                 f"the search did not converge in {self.max_evaluations} evaluations; certified "
-                f"bracket so far [{min(self.good, self.bad):.6g}, {max(self.good, self.bad):.6g}]")
+                f"bracket so far [{a:.6g}, {b:.6g}]", a, b, tuple(self.methods))
         while True:
             try:
                 r = self.curve.delta_for_search(x, tol, self.abs_tol)
@@ -339,9 +353,9 @@ class _Search:
         self.sides.append(0)
         a, b = min(self.good, self.bad), max(self.good, self.bad)
         if len(self.failed) >= 4:
-            raise NumericalError(f"{exc} (the {self.name} search could not certify "
+            raise WiderThanAsked(f"{exc} (the {self.name} search could not certify "
                                  f"{len(self.failed)} points; certified bracket so far "
-                                 f"[{a:.8g}, {b:.8g}])") from exc
+                                 f"[{a:.8g}, {b:.8g}])", a, b, tuple(self.methods)) from exc
         cuts = sorted([a, b] + [f for f in self.failed if a < f < b])
         lo, hi = max(zip(cuts, cuts[1:]), key=lambda c: c[1] - c[0])
         return 0.5 * (lo + hi)
@@ -372,8 +386,9 @@ class _Search:
                    f"{fl:.2g} (the floating-point floor of the atoms), which limits the "
                    f"{self.name} bracket to a relative width of about {reached:.2g}; ask for "
                    f"rel_tol >= {_round_up(1.5 * reached):.0e}")
-        raise NumericalError(f"cannot resolve {self.name} to relative width {self.rel_tol:g}: "
-                             f"{why}; certified bracket so far [{a:.8g}, {b:.8g}]")
+        raise WiderThanAsked(f"cannot resolve {self.name} to relative width {self.rel_tol:g}: "
+                             f"{why}; certified bracket so far [{a:.8g}, {b:.8g}]", a, b,
+                             tuple(self.methods))
 
     def polish(self, end: str = "good") -> None:
         """Once the bracket meets ``rel_tol``, move the end that is the answer (``"good"``: a
@@ -491,13 +506,16 @@ def _round_up(x: float) -> float:
 def epsilon_of_curve(curve: Curve, delta: float, max_eps: float, *,
                      rel_tol: float = DEFAULT_EPS_REL_TOL, bound: str = "upper",
                      n: int | None = None, mechanism: str = "",
-                     progress: Progress | None = None) -> Bound:
+                     progress: Progress | None = None, strict: bool = True) -> Bound:
     """Certified ``eps(delta) = min{eps >= 0 : F(eps) <= delta}`` of one non-increasing curve
     that is 0 from ``max_eps`` on (a law's :class:`~amp.backends.dispatch.LawDelta`, whose
     ``max_eps = log max a/b``).
 
     Returns a :class:`~amp.core.result.Bound` of quantity ``"eps"``: ``upper`` is a valid eps
-    (``F_upper(upper) <= delta``), ``lower`` is 0 or has ``F_lower(lower) > delta``.
+    (``F_upper(upper) <= delta``), ``lower`` is 0 or has ``F_lower(lower) > delta``. When
+    ``rel_tol`` cannot be reached (:class:`WiderThanAsked`): ``strict=True`` raises it,
+    ``strict=False`` returns the certified bracket held, flagged in ``details``
+    (``wider_than_asked``, ``achieved_rel_tol``, ``wider_reason``).
     """
     if not math.isfinite(max_eps):
         raise ParameterError("the curve has no finite eps with delta = 0; cannot search eps")
@@ -507,8 +525,39 @@ def epsilon_of_curve(curve: Curve, delta: float, max_eps: float, *,
     hi = max_eps
     if curve.delta_for_search(hi, TOL_LOOSE, 0.0).upper > delta:
         hi = max_eps * (1 + 64 * U) + 1e-300
-    c = crossing(curve, delta, 0.0, hi, decreasing=True, rel_tol=rel_tol, progress=progress,
-                 name="eps", polish="bad" if bound == "lower" else "good")
+    try:
+        c = crossing(curve, delta, 0.0, hi, decreasing=True, rel_tol=rel_tol,
+                     progress=progress, name="eps", polish="bad" if bound == "lower" else "good")
+    except WiderThanAsked as exc:
+        if strict or not (0.0 <= exc.lo <= exc.hi < math.inf):
+            raise
+        # the bracket held when the search stopped can be wide (an undecided point early
+        # on): searches at looser rel_tol narrow it; every bracket they return, or hold when
+        # they stop, contains the threshold, so their intersection does too
+        lo, hi, why, tol = exc.lo, exc.hi, str(exc), rel_tol
+        used = set(exc.methods)
+        for _ in range(4):
+            tol *= 10
+            if hi <= 0 or (hi - lo) <= tol * hi or tol >= 0.5:
+                break
+            try:
+                c = crossing(curve, delta, lo, hi, decreasing=True, rel_tol=tol,
+                             progress=progress, name="eps", bad_end_known=lo > 0,
+                             polish="bad" if bound == "lower" else "good")
+                lo, hi = max(lo, c.lo), min(hi, c.hi)
+                used.update(c.methods)
+                break
+            except WiderThanAsked as again:
+                used.update(again.methods)
+                if 0.0 <= again.lo <= again.hi < math.inf:
+                    lo, hi = max(lo, again.lo), min(hi, again.hi)
+            except NumericalError:
+                break
+        return Bound("eps", lo, hi, bound, ",".join(sorted(used)), n, mechanism,
+                     {"delta": delta},
+                     details={"evaluations": 0, "wider_than_asked": True,
+                              "achieved_rel_tol": (hi - lo) / hi if hi > 0 else 0.0,
+                              "wider_reason": why})
     return Bound("eps", c.lo, c.hi, bound, ",".join(c.methods), n, mechanism,
                  {"delta": delta}, details={"evaluations": c.evaluations,
                                             "history": c.history})

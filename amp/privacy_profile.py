@@ -297,7 +297,8 @@ class PrivacyProfile:
         return [one(e) for e in eps_] if isinstance(eps_, list) else one(eps_)
 
     def epsilon(self, delta: float | Iterable[float], *, rel_tol: float | None = None,
-                progress: object = None, executor: object = None) -> Bound | list[Bound]:
+                progress: object = None, executor: object = None,
+                strict: bool = False) -> Bound | list[Bound]:
         """Certified ``eps(delta)`` of the profile (reusing its tables): the inverse of
         :meth:`delta`.
 
@@ -319,6 +320,11 @@ class PrivacyProfile:
         executor : concurrent.futures.Executor, optional
             Runs a matrix's pair evaluations (default: the profile's); the points of a
             sequence run in turn (see the class). Results are identical with and without one.
+        strict : bool, default False
+            When ``rel_tol`` cannot be certified (e.g. a tiny ``delta`` at the floating-point
+            floor): ``False`` returns the valid bracket held, flagged
+            (``Bound.wider_than_asked``, ``achieved_rel_tol``, an
+            :class:`amp.AccuracyWarning`); ``True`` raises :class:`NumericalError` instead.
 
         Returns
         -------
@@ -340,7 +346,7 @@ class PrivacyProfile:
         rel_tol = check_rel_tol(self._rel_tol(rel_tol, DEFAULT_EPS_REL_TOL))
         report = self._progress(progress)
         ex = self.executor if executor is None else check_executor(executor)
-        one = partial(_epsilon_task, self, rel_tol, ex, report)
+        one = partial(_epsilon_task, self, rel_tol, ex, report, bool(strict))
         return [one(d) for d in deltas] if isinstance(deltas, list) else one(deltas)
 
     def _rel_tol(self, rel_tol: float | None, default: float) -> float:
@@ -351,21 +357,23 @@ class PrivacyProfile:
     def _progress(self, progress: object) -> Progress | None:
         return self.progress if progress is None else as_progress(progress)
 
-    def _epsilon_one(self, delta_: float, rel_tol: float, executor, progress) -> Bound:
+    def _epsilon_one(self, delta_: float, rel_tol: float, executor, progress,
+                     strict: bool = True) -> Bound:
         if self.pairs is not None:
             return epsilon_max(self.pairs, self.n, delta_, rel_tol=rel_tol, method=self.method,
                                mechanism=self.description, executor=executor,
                                progress=progress)
-        parts, pruned = _laws_epsilon(self, delta_, rel_tol, progress)
+        parts, pruned = _laws_epsilon(self, delta_, rel_tol, progress, strict)
         lo = max(p.lower for p in parts)
         hi = max(p.upper for p in parts)
         methods = ",".join(sorted({m for p in parts for m in p.method.split(",") if m}))
         side = (lambda b: b.lower) if self.bound == "lower" else (lambda b: b.upper)
-        return Bound("eps", lo, hi, self.bound, methods, self.n, self.description,
-                     {"delta": delta_}, parts=tuple(parts),
-                     details={"evaluations": sum(p.details["evaluations"] for p in parts),
-                              "worst_law": max(parts, key=side).mechanism,
-                              "pruned_laws": pruned, **self.selection})
+        res = Bound("eps", lo, hi, self.bound, methods, self.n, self.description,
+                    {"delta": delta_}, parts=tuple(parts),
+                    details={"evaluations": sum(p.details["evaluations"] for p in parts),
+                             "worst_law": max(parts, key=side).mechanism,
+                             "pruned_laws": pruned, **self.selection})
+        return _flag_wider(res, rel_tol)
 
     def _delta_one(self, eps: float, rel_tol: float, executor=None) -> Bound:
         details: dict = {}
@@ -397,14 +405,33 @@ def _delta_task(prof: PrivacyProfile, rel_tol: float, executor, progress, eps: f
     return r
 
 
-def _epsilon_task(prof: PrivacyProfile, rel_tol: float, executor, progress,
+def _epsilon_task(prof: PrivacyProfile, rel_tol: float, executor, progress, strict: bool,
                   delta_: float) -> Bound:
     """One ``eps(delta)`` of ``prof``."""
-    return prof._epsilon_one(delta_, rel_tol, executor, progress)
+    return prof._epsilon_one(delta_, rel_tol, executor, progress, strict)
+
+
+def _flag_wider(res: Bound, rel_tol: float) -> Bound:
+    """Flag (``details``, :class:`amp.AccuracyWarning`) a certified bracket wider than
+    ``rel_tol`` that a law's search returned instead of refusing (``strict=False``)."""
+    flagged = [p for p in res.parts if p.wider_than_asked]
+    if not flagged or res.rel_width <= rel_tol:
+        return res
+    import warnings
+    from dataclasses import replace
+    from amp.core.errors import AccuracyWarning
+    why = flagged[0].details.get("wider_reason", "")
+    note = (f"eps bracket [{res.lower:.8g}, {res.upper:.8g}] (relative width "
+            f"{res.rel_width:.2g}) is certified but wider than asked (rel_tol={rel_tol:g})"
+            + (f": {why.split(': ', 1)[-1].split('; certified bracket')[0]}" if why else ""))
+    warnings.warn(note, AccuracyWarning, stacklevel=4)
+    return replace(res, details={**res.details, "wider_than_asked": True,
+                                 "achieved_rel_tol": res.rel_width, "wider_note": note})
 
 
 def _laws_epsilon(prof: PrivacyProfile, delta_: float, rel_tol: float,
-                  progress: Progress | None) -> tuple[list[Bound], int]:
+                  progress: Progress | None, strict: bool = True
+                  ) -> tuple[list[Bound], int]:
     """One eps bracket per law of ``prof`` (in the profile's order), cheap laws first.
 
     Once a law's bracket has a lower end ``L > 0``, every further law is first evaluated
@@ -431,6 +458,7 @@ def _laws_epsilon(prof: PrivacyProfile, delta_: float, rel_tol: float,
                 pruned += 1
                 continue
         parts[i] = epsilon_of_curve(c, delta_, c.max_eps, rel_tol=rel_tol, bound=prof.bound,
-                                    n=prof.n, mechanism=c.law.label, progress=progress)
+                                    n=prof.n, mechanism=c.law.label, progress=progress,
+                                    strict=strict)
         best = max(best, parts[i].lower)
     return parts, pruned  # type: ignore[return-value]

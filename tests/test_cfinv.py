@@ -132,12 +132,15 @@ def test_seven_type_law_overlaps_the_fft(name):
     assert b.upper <= f.upper * (1 + 1e-4)          # the narrower bracket, inside the FFT's
 
 
-def test_auto_picks_cf_above_the_threshold_and_fft_below():
+def test_auto_picks_cf_above_the_threshold_and_by_cost_below(monkeypatch):
     law = amp.RAPPOR(4.0).lower_laws()[0]
     big = LawDelta(law, CF_MIN_N).delta(0.08)
     assert big.method == "cf" and big.details["frequencies"] > 0
-    small = LawDelta(law, 5_000).delta(0.5)
-    assert small.method == "fft"
+    small = LawDelta(law, 5_000).delta(0.5)          # cf's expected cost is the lower here
+    assert small.method == "cf"
+    # below CF_MIN_N the FFT runs when it is expected to be the cheaper
+    monkeypatch.setattr(dispatch, "fft_cost", lambda *a: 0.0)
+    assert LawDelta(law, 5_000).delta(0.5).method == "fft"
 
 
 def test_auto_falls_back_to_the_fft_when_cf_refuses(monkeypatch):

@@ -27,6 +27,7 @@ RANKS.update({"inversion": 2.6, "pairsearch": 2.8, "baselines": 4.8, "rounds_low
 # a fixed population's own front: its eps search (the inversion) and its composition over
 # rounds (amp.rounds' connect-the-dots PLDs) sit above what the other backends use
 RANKS.update({"backends.poisson_binomial": 4.7})
+RANKS.update({"cli_baseline": 5.9})   # the CLI's JSON answer of a baseline (amp.cli uses it)
 
 
 def _modules() -> dict[str, Path]:

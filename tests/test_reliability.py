@@ -46,14 +46,23 @@ def test_auto_fallback_to_enumeration_at_extreme_eps0():
     assert "x2 = x0" in max(r.parts, key=lambda b: b.lower).mechanism
 
 
-def test_tiny_delta_is_refused_with_the_floor():
+def test_tiny_delta_is_answered_below_the_old_floor():
     """`--k 100 --eps0 1 --n 10007 --delta 1e-15` used to say 'did not converge in 60
-    evaluations'; the target is below the floating-point floor: say so, with its value."""
+    evaluations', then was refused at the floating-point floor (issue 27); the tilted floor
+    (amp.core.floats.tilted_floor) answers it, at the asked width, in one stdout answer."""
     r = cli("epsilon", "--mechanism", "krr", "--k", "100", "--eps0", "1", "--n", "10007",
-            "--delta", "1e-15")
-    assert r.returncode == 3
-    assert "floating-point floor" in r.stderr and "ask for delta >=" in r.stderr
-    assert "did not converge" not in r.stderr and r.stderr.count("\n") == 1
+            "--delta", "1e-15", "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert "did not converge" not in r.stderr and "note:" not in r.stderr
+    lo, hi = map(float, r.stdout.split("bracket of the exact value [")[1].split("]")[0]
+                 .split(", "))
+    assert 0 < lo <= hi and (hi - lo) / hi <= 1e-4
+    # and it is at least the answer at a larger delta (eps(delta) is non-increasing)
+    r12 = cli("epsilon", "--mechanism", "krr", "--k", "100", "--eps0", "1", "--n", "10007",
+              "--delta", "1e-12", "--quiet")
+    assert r12.returncode == 0
+    lo12 = float(r12.stdout.split("bracket of the exact value [")[1].split(",")[0])
+    assert hi >= lo12
 
 
 def test_tiny_delta_lower_bound_converges():

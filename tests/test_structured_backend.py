@@ -168,8 +168,10 @@ def test_backend_result_is_a_bound_with_details():
     for key in ("plan", "T_window", "band_elems", "table_points", "gap_j", "gap_int", "T_tail",
                 "lin_err", "tails", "estimate_BR", "floor"):
         assert key in r.details
-    # the atoms' floating-point floor is part of (here most of) the width, never all of it
-    assert r.details["floor"] == floor_width(b.shape, 1.5, r.upper)
+    # the atoms' floating-point floor (with the Chernoff-tilted bound at this n: far below
+    # the old one) is part of the width, never all of it
+    assert r.details["floor"] == floor_width(b.shape, 1.5, r.upper, b.n)
+    assert r.details["floor"] < 1e-3 * floor_width(b.shape, 1.5, r.upper)
     assert 0 < r.details["floor"] < r.upper - r.lower
 
 

@@ -57,7 +57,7 @@ from amp.core.saddle import log_mgf
 optimize = lazy("scipy.optimize")
 special = lazy("scipy.special")
 
-__all__ = ["cf_delta", "DEFAULT_MAX_TERMS"]
+__all__ = ["cf_delta", "cf_cost", "DEFAULT_MAX_TERMS"]
 
 DEFAULT_MAX_TERMS = 1 << 23          # most frequencies evaluated for one bracket
 _CHUNK_CELLS = 1 << 19               # frequencies x atoms per vectorised block
@@ -194,6 +194,28 @@ def _trapezoid(g: np.ndarray, w: np.ndarray, n: int, theta: float, s: float, dt:
     nb = min(J + 1, chunk) + J // chunk + 1 + 8
     return (c * sum_t, c * (err_t + nb * U * abs_t) * (1 + 8 * U),
             c * sum_t0, c * (err_t0 + nb * U * abs_t0) * (1 + 8 * U))
+
+
+def cf_cost(g: np.ndarray, p: np.ndarray, n: int, rel_tol: float) -> float:
+    """Expected cost of :func:`cf_delta` (frequencies times atoms of its first attempt), from
+    the same tilt, smoothing and window it would use; ``inf`` when it would refuse. Only a
+    guide for choosing an engine (:mod:`amp.backends.dispatch`), never part of a bound."""
+    keep = p > 0
+    g = np.asarray(g, dtype=float)[keep]
+    p = np.asarray(p, dtype=float)[keep]
+    if g.size == 0 or float(g.max()) <= 0:
+        return math.inf
+    try:
+        lp = np.log(p)
+        theta = _theta(g, lp, n)
+        _, m1, v1 = _tilted(g, lp, theta)
+    except (NumericalError, ArithmeticError, ValueError):
+        return math.inf
+    s = math.sqrt(0.25 * rel_tol) / theta
+    mu = n * m1 + theta * s * s
+    sd = math.sqrt(n * v1 + s * s)
+    L = max(mu + _SIGMAS * sd, 2 * (_SIGMAS * sd - mu), 140.0 / theta)
+    return math.ceil(_T_SCALE / s * L / (2 * math.pi)) * float(g.size)
 
 
 def cf_delta(g: np.ndarray, p: np.ndarray, n: int, eps: float, rel_tol: float, label: str,

@@ -25,8 +25,12 @@ otherwise picks one backend:
     ``n * gamma`` is small (extreme ``eps0``).
 ``cf``
     The smoothed characteristic-function inversion (:mod:`amp.backends.cfinv`): any law, a
-    cost that does not grow with ``n``; used by ``auto`` for ``n >= CF_MIN_N`` (Theorem 5's
-    seven-type law of the bit mechanisms, matrix pair laws) before the FFT.
+    cost that does not grow with ``n``; used by ``auto`` before the FFT (Theorem 5's
+    seven-type law of the bit mechanisms, matrix pair laws) for ``n >= CF_MIN_N`` and,
+    below, when its expected cost (:func:`~amp.backends.cfinv.cf_cost`, times
+    ``CF_COST_RATIO`` for its dearer terms) is below the FFT's
+    (:func:`~amp.backends.fft.fft_cost`); both are certified, so the choice changes speed
+    and width, never validity.
 ``fft``
     The certified tilted-lattice FFT (:mod:`amp.backends.fft`), any law and any ``n``.
 ``...-light-atoms`` (fallback when the FFT cannot certify)
@@ -56,9 +60,9 @@ from amp.core.result import Bound
 from amp.core.saddle import saddle_log_delta
 from amp.core.tails import chernoff_upper
 from amp.backends.blanket_count import blanket_count_delta
-from amp.backends.cfinv import DEFAULT_MAX_TERMS, cf_delta
+from amp.backends.cfinv import DEFAULT_MAX_TERMS, cf_cost, cf_delta
 from amp.backends.exact import delta_enumerate, n_compositions
-from amp.backends.fft import DEFAULT_MAX_POINTS, fft_delta
+from amp.backends.fft import DEFAULT_MAX_POINTS, fft_cost, fft_delta
 from amp.backends.structured import StructuredBackend, supports
 from amp.mechanisms.gparv import GPARV
 
@@ -71,6 +75,7 @@ EXACT_MAX_COMPOSITIONS = 20_000      # enumeration is used below this many count
 EXACT_FALLBACK_COMPOSITIONS = 2_000_000  # ... and as a fallback when the FFT cannot certify
 STRUCTURED_MIN_REL_TOL = 2e-3        # the structured path aims at `goal`, refuses above this
 CF_MIN_N = 100_001                   # auto: the cf inversion above this n (before the FFT)
+CF_COST_RATIO = 3.0                  # auto, below CF_MIN_N: cf first when 3 cf_cost <= fft_cost
 CF_AUTO_MAX_TERMS = 1 << 21          # auto: cf gives way to the FFT beyond this many frequencies
 METHODS = ("auto", "structured", "cf", "fft", "exact")
 
@@ -87,8 +92,9 @@ class LawDelta:
     method : {"auto", "structured", "cf", "fft", "exact"}
         ``auto`` (default) uses the shortcuts, then the structured path for laws with the
         Table 1 shape, enumeration when small, the blanket-count path at extreme ``eps0``,
-        the characteristic-function inversion for ``n >= CF_MIN_N``, otherwise (or when that
-        refuses) the FFT; the result's ``method`` says which ran. Forcing ``structured`` on a
+        the characteristic-function inversion for ``n >= CF_MIN_N`` or when it is expected
+        to be cheaper than the FFT, otherwise (or when that refuses) the FFT; the result's
+        ``method`` says which ran. Forcing ``structured`` on a
         law without that shape raises :class:`ParameterError`.
     max_points : int
         Largest FFT length before :class:`NumericalError` is raised.
@@ -185,9 +191,9 @@ class LawDelta:
             return self._bound(eps, 0.0, 0.0, "zero", 0.0)
         # the exact atoms are within `noise` of g: paths that evaluate the float atoms exactly
         # are widened by `widen` (a relative 32u on the atoms, absolute noise where they cancel)
-        floor = atom_floor(g, p, noise)
-        rho, gpos, absn = floor
-        floor_width = 2 * (2.01 * rho * gpos + absn)
+        # (and the Chernoff-tilted bound of amp.core.floats.tilted_floor, whichever is less)
+        floor = atom_floor(g, p, noise, n)
+        floor_width = floor.width
         if np.all(g <= noise):
             # every positive atom is floating-point noise around 0 (eps = log max a/b): the
             # exact atoms are <= noise, so E[S_+]/n <= E[G_+] <= sum p noise over atoms near 0
@@ -223,7 +229,9 @@ class LawDelta:
             if small is not None:
                 lo, up = widen(small.lower, small.upper, floor)
                 return replace(small, lower=lo, upper=up, details={"floor": floor_width})
-        if method == "cf" or (method == "auto" and n >= CF_MIN_N):
+        if method == "cf" or (method == "auto" and (
+                n >= CF_MIN_N or CF_COST_RATIO * cf_cost(g, p, n, rel_tol)
+                <= fft_cost(g, p, n, rel_tol))):
             try:
                 r = cf_delta(g, p, n, eps, rel_tol, law.label, abs_tol,
                              CF_AUTO_MAX_TERMS if method == "auto" else DEFAULT_MAX_TERMS)

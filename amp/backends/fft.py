@@ -53,7 +53,7 @@ sfft = lazy("scipy.fft")
 optimize = lazy("scipy.optimize")
 special = lazy("scipy.special")
 
-__all__ = ["fft_delta", "DEFAULT_MAX_POINTS"]
+__all__ = ["fft_delta", "fft_cost", "DEFAULT_MAX_POINTS"]
 
 DEFAULT_MAX_POINTS = 1 << 26         # largest FFT length (about 1.6 GB of work arrays)
 
@@ -62,6 +62,25 @@ def _result(eps, n, lower, upper, label, grid_step=None, points=None, details=No
     d = {"grid_step": grid_step, "points": points}
     d.update(details or {})
     return Bound("delta", lower, upper, "upper", "fft", n, label, {"eps": eps}, details=d)
+
+
+def fft_cost(g: np.ndarray, p: np.ndarray, n: int, rel_tol: float) -> float:
+    """Expected cost of :func:`fft_delta` (``N log2 N`` of the first lattice, ``N`` from the
+    first grid step and a +-9 sd window of the tilted sum); a guide for choosing an engine
+    (:mod:`amp.backends.dispatch`), never part of a bound."""
+    keep = p > 0
+    g, p = g[keep], p[keep]
+    try:
+        theta_c = saddle_theta(g, p)
+    except (ArithmeticError, ValueError):
+        return math.inf
+    w = np.exp(theta_c * (g - g.max()) + np.log(p))
+    w /= w.sum()
+    mu = float(np.dot(w, g))
+    sd = math.sqrt(max(float(np.dot(w, (g - mu) ** 2)), 1e-300))
+    step = min(math.sqrt(rel_tol / (8.0 * (n * theta_c ** 2 + 1.0 / sd ** 2))), sd / 4)
+    N = 18.0 * math.sqrt(n) * sd / step + 4
+    return N * max(math.log2(N), 1.0)
 
 
 def fft_delta(g: np.ndarray, p: np.ndarray, n: int, eps: float, rel_tol: float,

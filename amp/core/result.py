@@ -149,6 +149,17 @@ class Bound:
         return self.upper
 
     @property
+    def wider_than_asked(self) -> bool:
+        """True when the bracket is certified but wider than the ``rel_tol`` asked (an
+        :class:`~amp.core.errors.AccuracyWarning` was issued; see ``achieved_rel_tol``)."""
+        return bool(self.details.get("wider_than_asked", False))
+
+    @property
+    def achieved_rel_tol(self) -> float:
+        """The relative width actually certified, :attr:`rel_width`."""
+        return float(self.details.get("achieved_rel_tol", self.rel_width))
+
+    @property
     def neighbouring(self) -> str:
         """The neighbouring relation the bound refers to (:data:`NEIGHBOURING`)."""
         return NEIGHBOURING
@@ -222,7 +233,10 @@ class Bound:
 
     def as_dict(self) -> dict:
         """JSON-ready dictionary (the CLI's ``--json`` contract)."""
-        return {"quantity": self.quantity, "bound": self.bound, "mechanism": self.mechanism,
-                "n": self.n, **dict(self.inputs), "value": self.value,
-                "bracket": [self.lower, self.upper], "method": self.method,
-                "side": self.side}
+        out = {"quantity": self.quantity, "bound": self.bound, "mechanism": self.mechanism,
+               "n": self.n, **dict(self.inputs), "value": self.value,
+               "bracket": [self.lower, self.upper], "method": self.method,
+               "side": self.side}
+        if self.wider_than_asked:       # only then: the contract of answers as asked is as before
+            out.update(wider_than_asked=True, achieved_rel_tol=self.achieved_rel_tol)
+        return out

@@ -174,7 +174,7 @@ class StructuredBackend:
         if goal is not None:
             goal = V.positive_float("goal", goal)
         lower, upper, details = self._bracket(eps, rel_tol, goal, abs_tol, chernoff, None)
-        details["floor"] = floor_width(self._shape, eps, upper)
+        details["floor"] = floor_width(self._shape, eps, upper, self._n)
         return Bound(quantity="delta", lower=lower, upper=upper, bound="upper", method=METHOD,
                      n=self._n, mechanism=self._law.label, inputs={"eps": eps},
                      details=details)
@@ -233,7 +233,7 @@ class StructuredBackend:
         # the T window must not dominate the width
         tails = parts.T_tail + parts.lin_tail + parts.zero_tail
         # (tails far below the atoms' floating-point floor cannot matter)
-        floor_n = floor_width(shape, eps, 0.0) * n
+        floor_n = floor_width(shape, eps, 0.0, n) * n
         if (tails > 1e-2 * goal * max(lower * n, TINY) and tails > 1e-3 * floor_n
                 and mod.log_tau > -690):
             mod2 = self.count_model(max(mod.log_tau - 30.0, -700.0))
@@ -243,6 +243,8 @@ class StructuredBackend:
         width = (upper - lower) / upper if upper > 0 else 0.0
         # the atoms' floating-point slack (both ends) is a floor no computation can lower: the
         # width check applies to what lies above it
+        # (accepted up to the untilted floor, as before the tilted one: a bracket this narrow
+        # is never refused, though the tilted floor usually lets the plan do far better)
         if width > rel_tol and upper - lower > abs_tol + 1.01 * floor_width(shape, eps, upper):
             raise NumericalError(f"structured delta at eps={eps:g}, n={n}: certified relative "
                                  f"width {width:.3g} exceeds rel_tol={rel_tol:g}")

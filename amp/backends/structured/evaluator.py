@@ -301,6 +301,6 @@ def assemble(parts: Parts, n: int, shape: StructuredShape, eps: float
     upper = upper / n
     # idealisation of the atoms, and their floating-point distance to the exact ratios
     dev = shape.dev_a + math.exp(eps) * shape.dev_b
-    lower, upper = widen(max(0.0, lower - dev), upper + dev, shape_atom_floor(shape, eps))
+    lower, upper = widen(max(0.0, lower - dev), upper + dev, shape_atom_floor(shape, eps, n))
     return lower, max(upper, lower, TINY)
 

@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
-from amp.core.floats import U, atom_floor
+from amp.core.floats import U, Floor, atom_floor
 from amp.mechanisms.gparv import GPARV
 
 __all__ = ["SHAPE_RTOL", "StructuredShape", "structured_shape", "supports", "atom_noise",
@@ -143,15 +144,21 @@ def atom_noise(shape: StructuredShape, eps: float) -> tuple[np.ndarray, np.ndarr
     return g, noise
 
 
-def shape_atom_floor(shape: StructuredShape, eps: float) -> tuple[float, float, float]:
+@lru_cache(maxsize=512)
+def shape_atom_floor(shape: StructuredShape, eps: float, n: int | None = None) -> Floor:
     """:func:`amp.core.floats.atom_floor` of the four blanket types (see
-    :func:`amp.core.floats.widen`)."""
+    :func:`amp.core.floats.widen`); with ``n``, also the Chernoff-tilted bound of
+    :func:`amp.core.floats.tilted_floor` (the off atom ``G = 0`` has mass ``pF``)."""
     g, noise = atom_noise(shape, eps)
-    return atom_floor(g, np.array([shape.pO, shape.pX, shape.pY, shape.pZ]), noise)
+    return atom_floor(g, np.array([shape.pO, shape.pX, shape.pY, shape.pZ]), noise, n,
+                      p_zero=shape.pF)
 
 
-def floor_width(shape: StructuredShape, eps: float, upper: float) -> float:
-    """Width that :func:`amp.core.floats.widen` alone adds to a bracket ending at ``upper``."""
-    rho, gpos, absn = shape_atom_floor(shape, eps)
-    return 2 * (rho * upper + 2.01 * rho * gpos + absn) + 16 * U * upper
+def floor_width(shape: StructuredShape, eps: float, upper: float,
+                n: int | None = None) -> float:
+    """Width that :func:`amp.core.floats.widen` alone adds to a bracket ending at ``upper``
+    (``n``: with the tilted bound of :func:`amp.core.floats.tilted_floor`)."""
+    fl = shape_atom_floor(shape, eps, n)
+    rho, gpos, absn = fl[:3]
+    return 2 * (rho * upper + min(2.01 * rho * gpos + absn, fl.tilt)) + 16 * U * upper
 
