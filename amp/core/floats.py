@@ -98,6 +98,9 @@ def tilted_floor(g: np.ndarray, p: np.ndarray, noise: np.ndarray, n: int,
     nu = np.asarray(noise, dtype=float)
     keep = p > 0
     g, p, nu = g[keep], p[keep], nu[keep]
+    # mass not given (a law whose masses sum below 1 by rounding, or zero atoms left out)
+    # counted as atoms G = 0 with no noise: their factor e^(theta h) = 1 is then not lost
+    p_zero = p_zero + max(0.0, 1.0 - float(np.sum(p)) - p_zero)
     if p_zero > 0:
         g, p, nu = np.append(g, 0.0), np.append(p, p_zero), np.append(nu, 0.0)
     if g.size == 0 or n < 1:
