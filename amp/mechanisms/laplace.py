@@ -63,6 +63,9 @@ BASE_CELLS = 16
 DEFAULT_LEVEL = 3
 #: Finest level :class:`ContinuousDelta` tries before it refuses.
 MAX_LEVEL = 9
+#: ``method="auto"``: the cf inversion is tried first from this ``n`` on (below, the dispatcher
+#: picks: enumeration, blanket counts or the FFT).
+CF_FIRST_N = 2_000
 #: Relative error allowed for every computed mass (a few roundings: <= 8 u; padded 8 times).
 MASS_REL = 64 * U
 
@@ -232,7 +235,7 @@ class ContinuousDelta:
         if level not in self._cache:
             # auto: the cf inversion first (its cost does not grow with n and these laws have
             # many atoms), the dispatcher's own choice if it refuses (_one)
-            meth = "cf" if self.method == "auto" and self.n > 1 else self.method
+            meth = "cf" if self.method == "auto" and self.n >= CF_FIRST_N else self.method
             self._cache[level] = tuple(
                 (LawDelta(law, self.n, meth), LawDelta(law, self.n, self.method))
                 for law in (self.spec.law(level, "upper"), self.spec.law(level, "lower")))
