@@ -183,7 +183,8 @@ class LaplaceLaw:
         for pc in self.pieces:
             if pc.s_hi > pc.s_lo:
                 for s in (pc.s_lo, pc.s_hi):
-                    r.append(pc.ca * (s * s if pc.ea else 1.0) / (pc.cb * (s * s if pc.eb else 1.0)))
+                    a = pc.ca * (s * s if pc.ea else 1.0)
+                    r.append(a / (pc.cb * (s * s if pc.eb else 1.0)))
         return max(0.0, math.log(max(r)))
 
 
