@@ -29,12 +29,13 @@ raises :class:`NumericalError`.
 
 Float safety. Cell ends are the floats ``s_k`` (the cells are defined by them, so they are
 exact); the atoms ``s_k^2`` and ``s_k s_{k+1}`` are within ``u`` of exact (the backends allow
-``16 u``). The masses carry a relative error ``<= 8 u`` (a few roundings of exact inputs) and
+``16 u``). The masses carry a relative error ``<= 8 u`` (a few roundings of exact inputs; then
+all are scaled down by ``16 u`` so that a total of 1 stays below 1 in floats) and
 the float piece ends ``e^(+-eps0 t/2)`` leave slivers of mass ``<= 2 K u (1/s_lo + 1/s_hi)``.
 Replacing one user's law ``L`` by ``L'`` with the same total moves ``E[(S)_+]`` by at most
 ``int |g| d|L - L'|`` (``x -> E[(x + T)_+]`` is 1-Lipschitz and the difference has total 0; the
 slack goes to the atom 0 of users off the blanket, which costs nothing), so ``delta`` moves by at
-most ``sum_j |g_j| |w_j - w'_j|``: :meth:`LaplaceLaw.pad` bounds it (with a factor 8 to spare)
+most ``sum_j |g_j| |w_j - w'_j|``: :meth:`LaplaceLaw.pad` bounds it (with room to spare)
 and every bracket is widened by it on both sides.
 
 Worst pair: see :class:`Laplace` (a proof that the endpoints are worst for every ``n``, ``eps``).
@@ -66,7 +67,8 @@ MAX_LEVEL = 9
 #: ``method="auto"``: the cf inversion is tried first from this ``n`` on (below, the dispatcher
 #: picks: enumeration, blanket counts or the FFT).
 CF_FIRST_N = 2_000
-#: Relative error allowed for every computed mass (a few roundings: <= 8 u; padded 8 times).
+#: Relative error allowed for every computed mass (a few roundings, <= 8 u, and the scaling
+#: down by 16 u in :meth:`LaplaceLaw.cells`: 24 u, padded to 64 u).
 MASS_REL = 64 * U
 
 
@@ -145,7 +147,9 @@ class LaplaceLaw:
             A.append(np.array([a]))
             B.append(np.array([b]))
             P.append(np.array([w]))
-        return np.concatenate(A), np.concatenate(B), np.concatenate(P)
+        # masses scaled down by 16 u (inside MASS_REL): a law of total mass 1 (Theorem 5)
+        # keeps a float total below 1, so the slack goes to the atom 0 (see pad)
+        return np.concatenate(A), np.concatenate(B), np.concatenate(P) * (1 - 16 * U)
 
     def law(self, level: int, side: str) -> GPARV:
         """The discretised law at ``level`` as a :class:`GPARV` (``side`` "upper" or "lower";
