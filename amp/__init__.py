@@ -34,6 +34,7 @@ from amp.mechanisms import (BLH, GPARV, KRR, OLH, OUE, RAPPOR, HadamardResponse,
                             MatrixMechanism, Mechanism)
 from amp.mechanisms.joint import JointMechanism
 from amp.mechanisms.numeric import Duchi, PiecewiseMechanism, SquareWave
+from amp.mechanisms.laplace import Laplace
 from amp.mechanisms.mixture import Mixture, Population, Void
 from amp.backends.poisson_binomial import population_delta, population_epsilon
 from amp.privacy_profile import PrivacyProfile
@@ -57,7 +58,7 @@ __all__ = [
     "Bound", "PrivacyProfile", "NEIGHBOURING",
     "AmpError", "NumericalError", "ParameterError",
     "Mechanism", "KRR", "RAPPOR", "OUE", "OLH", "BLH", "HadamardResponse", "MatrixMechanism",
-    "JointMechanism", "GPARV", "Duchi", "SquareWave", "PiecewiseMechanism",
+    "JointMechanism", "GPARV", "Duchi", "SquareWave", "PiecewiseMechanism", "Laplace",
     "Mixture", "Population", "Void", "population_delta", "population_epsilon",
     "__version__",
     "AccuracyWarning",

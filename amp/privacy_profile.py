@@ -36,6 +36,7 @@ from amp.core.floats import U
 from amp.backends.dispatch import DEFAULT_REL_TOL, METHODS, LawDelta
 from amp.mechanisms.gparv import GPARV
 from amp.mechanisms.joint import JointMechanism
+from amp.mechanisms.laplace import make_curve
 from amp.mechanisms.base import MatrixMechanism, Mechanism
 from amp.mechanisms.subsampled import Subsampled
 from amp.pairs import PairSet, check_executor, delta_max
@@ -266,7 +267,8 @@ class PrivacyProfile:
     def curves(self) -> list[LawDelta]:
         """One :class:`~amp.backends.dispatch.LawDelta` per law (built on first access)."""
         if self._curves is None:
-            self._curves = [LawDelta(law, self.n, self.method) for law in self.laws]
+            # a discretised continuous law (Laplace) refines its cells: ContinuousDelta
+            self._curves = [make_curve(law, self.n, self.method) for law in self.laws]
         return self._curves
 
     def __repr__(self) -> str:

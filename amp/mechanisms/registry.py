@@ -9,6 +9,7 @@ from typing import Callable
 from amp.core.errors import ParameterError
 from amp.core.validate import show
 from amp.mechanisms.base import Mechanism
+from amp.mechanisms.laplace import Laplace
 from amp.mechanisms.numeric import Duchi, PiecewiseMechanism, SquareWave
 from amp.mechanisms.table1 import BLH, KRR, OLH, OUE, RAPPOR, HadamardResponse
 
@@ -37,6 +38,7 @@ MECHANISMS: dict[str, Entry] = {
     "squarewave": Entry(SquareWave, ("b",), (), "square wave, inputs in [0, 1] (b: half-width, "
                         "default Li et al.'s)"),
     "piecewise": Entry(PiecewiseMechanism, (), (), "piecewise mechanism, inputs in [-1, 1]"),
+    "laplace": Entry(Laplace, (), (), "Laplace on [0, 1] (scale 1/eps0), certified cells"),
 }
 
 

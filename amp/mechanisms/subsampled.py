@@ -43,6 +43,9 @@ def subsample_law(law: GPARV, q: float) -> GPARV:
     atom ``(1, 1)`` with mass ``1 - q`` (module docstring)."""
     if q == 1.0:
         return law
+    spec = getattr(law, "spec", None)
+    if spec is not None:        # a discretised continuous law (Laplace): subsample the law
+        return spec.subsampled(q).law(law.level, "lower" if law.lower else "upper")
     return GPARV(np.append(law.a, 1.0), np.append(law.b, 1.0),
                  np.append(q * law.p, 1.0 - q), law.eps0,
                  f"{law.label}, sampled q={q:g}", lower=law.lower)
