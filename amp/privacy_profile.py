@@ -36,7 +36,7 @@ from amp.core.floats import U
 from amp.backends.dispatch import DEFAULT_REL_TOL, METHODS, LawDelta
 from amp.mechanisms.gparv import GPARV
 from amp.mechanisms.joint import JointMechanism
-from amp.mechanisms.laplace import make_curve
+from amp.backends.continuous import make_curve
 from amp.mechanisms.base import MatrixMechanism, Mechanism
 from amp.mechanisms.subsampled import Subsampled
 from amp.pairs import PairSet, check_executor, delta_max

@@ -20,7 +20,8 @@ from scipy import integrate
 
 import amp
 from amp.backends.dispatch import LawDelta
-from amp.mechanisms.laplace import ContinuousDelta, Laplace
+from amp.backends.continuous import ContinuousDelta
+from amp.mechanisms.laplace import Laplace
 from helpers import assert_lower, assert_upper
 
 
