@@ -368,3 +368,20 @@ def test_difference_lower_bracket_matches_the_enumeration(monkeypatch):
     diff = amp.epsilon(mech, n, 1e-6, rounds=100)
     assert diff.upper == full.upper
     assert full.lower * 0.998 <= diff.lower <= full.lower * (1 + 1e-9)
+
+
+def test_refusal_quotes_the_asked_delta():
+    """The mass-at-infinity refusal names the delta the user asked, not delta minus the pad."""
+    pmf = R.A.dense_pmf(0.1, 0, np.array([0.5, 0.5 - 1e-6]), 1e-6, True)
+    with pytest.raises(amp.NumericalError, match=r"never reaches delta = 1e-07: its mass at "
+                                                 r"infinity is 1e-06, plus an error pad of 5e-08"):
+        R._eps_upper(pmf, 5e-8, 1e-7)
+
+
+def test_many_subsampled_rounds_at_small_delta_are_answered():
+    """T = 1000 rounds at delta = 1e-8 (10-RR, eps0 = 0.5, n = 100, q = 0.01) was refused by the
+    norm-wise FFT pad (about 3e-8); the transform-aware pad answers, inside the exact
+    reference bracket [0.4275, 0.4450] of the issue (27)."""
+    r = amp.epsilon(amp.KRR(0.5, k=10), 100, 1e-8, rounds=1000, sampling=0.01)
+    assert r.details["pad_upper"] < 1e-9
+    assert 0.4275 <= r.lower <= r.upper <= 0.4450
