@@ -65,6 +65,7 @@ from typing import Iterable, Sequence
 import numpy as np
 from scipy.special import gammaln
 
+from amp.core import memory
 from amp.core import validate as V
 from amp.core.errors import NumericalError, ParameterError
 from amp.core.result import Bound
@@ -389,6 +390,7 @@ def _difference_pmf(n: int, p1: float, p2: float, c0: int, half: int):
     ``|psi_k^n|``, rounded through ``log2 M`` butterfly levels)."""
     p0 = 1.0 - p1 - p2
     M = 1 << max(4, int(math.ceil(math.log2(2 * half + 16))))
+    memory.check(200.0 * M, f"the lower pair's FFT of {M:,} points (n = {n})")
     k = np.arange(M)
     theta = 2 * math.pi * np.where(k < M // 2, k, k - M) / M
     mu = p1 - p2
@@ -524,6 +526,12 @@ def _self_compose(pmf, times: int):
         return pmf, 0.0
     probs = A.probs(pmf)
     size = len(probs) * times
+    from dp_accounting.pld import common
+    from scipy import fft as sfft
+    lo, hi = common.compute_self_convolve_bounds(probs, times, TRUNCATION)
+    L = sfft.next_fast_len(max(hi - lo + 1, len(probs)))
+    # complex transforms, their power, the inverse, our own transform for the pad: ~100 B/point
+    memory.check(100.0 * L, f"composing {times} rounds over {L:,} loss grid points")
     out = pmf.self_compose(times, tail_mass_truncation=TRUNCATION)
     return out, min(fft_pad(size, times, float(np.linalg.norm(probs))),
                     self_compose_pad(probs, times))
