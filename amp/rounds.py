@@ -37,8 +37,11 @@ Why ``upper`` is valid (privacy loss distributions of dp-accounting, composed):
    convolution of losses is the product's PLD. Its tail truncation is pessimistic (the mass goes
    to infinity). The floating-point error of its FFTs is bounded by :func:`fft_pad` (the L2
    error model ``|fl(FFT x) - FFT x|_2 <= 10 log2(L) u |FFT x|_2``, propagated through the
-   ``T``-th power and the inverse transform, then turned into an L1 bound on the pmf). It is
-   added to every ``delta``. For ``eps(delta)`` the PLD is inverted at ``delta - pad`` and
+   ``T``-th power and the inverse transform, then turned into an L1 bound on the pmf) or, for a
+   self-composition, by the smaller :func:`self_compose_pad`, which weights each frequency's
+   error by ``|FFT x|_k^(T-1)`` (tiny away from frequency 0 after many rounds). It is
+   added to every ``delta``. Before composing, the memory of the transforms is checked
+   (:func:`amp.core.memory.check`). For ``eps(delta)`` the PLD is inverted at ``delta - pad`` and
    checked at the returned eps.
 
 Why ``lower`` is valid: the Theorem 5 dataset pair ``X0 = (x0, x2, ..., x2)``,
