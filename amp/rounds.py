@@ -49,13 +49,11 @@ Why ``lower`` is valid: the Theorem 5 dataset pair ``X0 = (x0, x2, ..., x2)``,
 of its product is a lower bound on the true curve. Its histogram is post-processed to the counts
 of three groups of outputs (``a > b``, ``a < b``, ``a = b``; exact for k-RR), whose laws are the
 size-biased multinomials ``P_b(h) = Mult(h) X_b(h) / n`` (``math-notes.md``); post-processing only
-lowers a divergence. When the window of two counts holds more than ``LOWER_POINTS`` lattice points
-(``n`` above about ``6 10^4`` for 10-RR), the counts are post-processed further to their difference
-``D = h1 - h2`` (again a function of the histogram), whose law comes from one FFT of the
-characteristic function with a certified error (:func:`_difference_pmf`): ``O(sqrt n)`` time and
-memory instead of ``O(n)``, at a cost in the lower end of a relative ``O(1/sqrt n)``. The PLD is built *optimistically*: mass outside the enumerated window is
-dropped, masses are scaled down by ``1 - 1e-9`` and losses are rounded down to the grid, each of
-which lowers ``delta(eps) = E[(1 - e^(eps - L))_+]``; after composition the FFT pad and the
+lowers a divergence. Above ``LOWER_POINTS`` lattice points the counts are post-processed to
+``D = h1 - h2`` (:mod:`amp.pld_lower`, ``O(sqrt n)``). The PLD is built *optimistically*: mass
+outside the enumerated window is dropped, masses are scaled down by ``1 - 1e-9`` and losses are
+rounded down to the grid, each of which lowers ``delta(eps) = E[(1 - e^(eps - L))_+]``; after
+composition the FFT pad and the
 truncation mass are subtracted.
 """
 
@@ -68,7 +66,6 @@ from typing import Iterable, Sequence
 import numpy as np
 from scipy.special import gammaln
 
-from amp.core import memory
 from amp.core import validate as V
 from amp.core.errors import NumericalError, ParameterError
 from amp.core.result import Bound
@@ -76,13 +73,16 @@ from amp.mechanisms.gparv import GPARV
 from amp.mechanisms.subsampled import Subsampled, check_sampling
 from amp.mechanisms.base import Mechanism
 from amp import pld_adapter as A
+from amp.pld_lower import (check_compose_memory, corner_width, difference_pair_losses,
+                            difference_pmf, fft_pad, self_compose_pad)
 from amp.pairs import delta_max
 from amp.profile import PrivacyProfile, check_mechanism, laws_for
 
 __all__ = ["Round", "ComposableProfile", "compose", "epsilon_rounds", "delta_rounds",
            "epsilon_sweep", "optimal_homogeneous_delta", "optimal_homogeneous_epsilon",
            "compose_pmf", "pmf_epsilon_upper",
-           "check_rounds", "check_sampling", "TAIL_DELTA", "GRID_POINTS"]
+           "check_rounds", "check_sampling", "TAIL_DELTA", "GRID_POINTS", "self_compose_pad",
+           "difference_pmf"]
 
 U = 2.0 ** -53
 #: Per-round delta below which the rest of the curve goes to the mass at infinity.
@@ -323,17 +323,10 @@ def _explicit_pair_losses(law: GPARV, n: int):
         return np.arange(max(0, int(m - 12 * sd)), min(n, int(m + 12 * sd) + 2) + 1)
 
     if len(g) == 3 and window(pis[0]).size * window(pis[1]).size > LOWER_POINTS:
-        loss, mass, _ = _difference_pair_losses([(pi, a, b) for pi, a, b in zip(pis, al, be)],
+        loss, mass, _ = difference_pair_losses([(pi, a, b) for pi, a, b in zip(pis, al, be)],
                                                 n)
-        # the range that sets the grid step, as the enumeration below would find it: the
-        # loss at the corners of the window (monotone in each count)
-        w1, w2 = window(pis[0]), window(pis[1])
-        c1 = np.array([w1[0], w1[0], w1[-1], w1[-1]], dtype=float)
-        c2 = np.array([w2[0], w2[-1], w2[0], w2[-1]], dtype=float)
-        c0 = np.maximum(n - c1 - c2, 0.0)
-        lc = np.log((al[0] * c1 + al[1] * c2 + al[2] * c0) / (be[0] * c1 + be[1] * c2
-                                                                + be[2] * c0))
-        return loss, mass, float(np.ptp(lc))
+        # the grid step's range as the enumeration below would find it (window corners)
+        return loss, mass, corner_width(n, al, be, window(pis[0]), window(pis[1]))
     h1 = window(pis[0])[:, None]
     h2 = window(pis[1])[None, :] if len(g) == 3 else (n - h1)
     h0 = n - h1 - h2
@@ -366,162 +359,9 @@ def _explicit_pair_pmf(law: GPARV, n: int, step: float | None, losses=None):
 
 # ---------------------------------------------------------------------------- lower pair, 1-D
 #: Above this many lattice points in the 2-D window, the three-group lower pair is
-#: post-processed to ``D = h1 - h2`` (:func:`_difference_pair_losses`).
+#: post-processed to ``D = h1 - h2`` (:func:`amp.pld_lower.difference_pair_losses`).
 LOWER_POINTS = 2_000_000
-#: Standard deviations of ``D`` kept by :func:`_difference_pair_losses` (the rest is dropped).
-DIFF_SD = 12.0
-
-
-def _difference_pmf(n: int, p1: float, p2: float, c0: int, half: int):
-    """``P(D = c0 + d)`` for ``|d| <= half``, ``D = h1 - h2`` of ``Mult(n; p1, p2, p0)`` (a sum of
-    ``n`` i.i.d. steps ``+1, -1, 0``), by the inversion ``P(D = c0 + d) = (1/M) sum_k
-    psi(theta_k)^n e^(i theta_k f) e^(-i theta_k d)`` (one FFT of length ``M >= 2 half + 16``),
-    ``psi = phi e^(-i theta mu)`` the centred characteristic function of a
-    step (``mu = p1 - p2``, ``n mu = c0 + f``), with an absolute error bound: ``(values, err)``.
-    ``log psi`` is taken as ``log1p`` of ``z = psi - 1``, summed from ``e^(ix) - 1 = -2 sin^2(x/2)
-    + i sin x`` so that its error ``dz`` vanishes at ``theta = 0``: the power's relative error is
-    about ``n dz ~ u sqrt(n)`` where ``|psi|^n`` is not negligible, not ``n u``.
-
-    Aliasing: the exact inverse transform is ``sum_j P(D = c0 + d + j M)``, above
-    ``P(D = c0 + d)`` by at most ``P(|D - c0| >= M - half)`` (Chernoff, :func:`_step_tail`), added
-    to ``err``. Floating point: ``log psi`` is within ``1.01 dz / (|1 + z| - dz)`` plus a few
-    ``u |log psi|``; times ``n``, plus the rounding of ``n log psi + i theta f``, a bound ``e_k``
-    on the exponent's error and
-    ``|psi_k^n| (e^e_k - 1 + 4u)`` on each term (exp's own rounding inside). The FFT adds
-    at most ``10 log2(M) u (1/M) sum |psi_k^n|`` per value (the element-wise form of
-    :func:`fft_pad`'s model: each output is ``(1/M)`` times a sum of ``M`` terms of modulus
-    ``|psi_k^n|``, rounded through ``log2 M`` butterfly levels)."""
-    p0 = 1.0 - p1 - p2
-    M = 1 << max(4, int(math.ceil(math.log2(2 * half + 16))))
-    memory.check(200.0 * M, f"the lower pair's FFT of {M:,} points (n = {n})")
-    k = np.arange(M)
-    theta = 2 * math.pi * np.where(k < M // 2, k, k - M) / M
-    mu = p1 - p2
-    f = n * mu - c0
-    # z = psi - 1 = sum_j p_j (e^(i x_j) - 1), e^(ix) - 1 = -2 sin^2(x/2) + i sin x: the
-    # real parts share one sign and the imaginary parts cancel to first order (centred), so
-    # |z - fl(z)| <= 6u sum_j p_j (2 sin^2(x_j/2) + |sin x_j|) =: dz, small near theta = 0
-    re = np.zeros(M)
-    im = np.zeros(M)
-    size = np.zeros(M)
-    for pj, vj in ((p0, 0.0), (p1, 1.0), (p2, -1.0)):
-        x = theta * (vj - mu)
-        s2 = 2 * np.sin(0.5 * x) ** 2
-        sx = np.sin(x)
-        re -= pj * s2
-        im += pj * sx
-        size += pj * (s2 + np.abs(sx))
-    dz = 6 * U * size * 1.01
-    one = np.hypot(1 + re, im)                    # |1 + z|
-    # log(1 + z) = log1p(2 re + re^2 + im^2) / 2 + i atan2(im, 1 + re), each within a few u
-    lg = 0.5 * np.log1p(2 * re + re * re + im * im) + 1j * np.arctan2(im, 1 + re)
-    a = np.maximum(one - dz, 0.0)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        vals = np.exp(n * lg + 1j * theta * f)
-        e_log = (n * (1.01 * dz / a + 8 * U * np.abs(lg) + 4 * U * (re * re + im * im) / a)
-                 + 8 * U * (1 + n * np.abs(lg) + abs(f) * np.abs(theta)))
-    vals = np.where(a > 0, vals, 0.0)
-    mod = np.abs(vals)
-    per = np.where(a > 0, mod * (np.expm1(np.minimum(e_log, 700.0)) + 4 * U), 0.0)
-    out = np.fft.fft(vals)                       # sum_k vals_k e^(-i theta_k d)
-    d = np.arange(-half, half + 1)
-    got = out.real[d % M] / M
-    err = float(per.sum()) / M + 10 * math.log2(M) * U * float(mod.sum()) / M * 1.01
-    err += _step_tail(n, p1, p2, c0, M - half)
-    return got, err
-
-
-def _step_tail(n: int, p1: float, p2: float, c0: int, t: int) -> float:
-    """Chernoff bound on ``P(|D - c0| >= t)``: ``min_s E e^(+-s (D - c0)) e^(-s t)``, each side
-    (every ``s`` tried gives a valid bound)."""
-    p0 = 1.0 - p1 - p2
-    up = dn = 0.0
-    for s in np.geomspace(1e-7, 5, 300):
-        up = min(up, n * math.log(p0 + p1 * math.exp(s) + p2 * math.exp(-s)) - s * (t + c0))
-        dn = min(dn, n * math.log(p0 + p1 * math.exp(-s) + p2 * math.exp(s)) - s * (t - c0))
-    return (math.exp(up) + math.exp(dn)) * (1 + 1e-9)
-
-
-def _difference_pair_losses(g, n: int):
-    """Lower-bound losses and masses of the three-group Theorem 5 pair post-processed to
-    ``D = h1 - h2`` (a function of the histogram, so a valid pair whose hockey-stick is below
-    the full pair's; the information lost is the spread of ``h1 + h2`` at fixed ``D``, a
-    relative ``O(1/sqrt n)`` effect on the loss). With ``v = (+1, -1, 0)`` and size-biasing
-    ``sum_{D(h) = d} Mult_n(h) h_j = n p_j P_{n-1}(D = d - v_j)``, so
-    ``P_b(D = d) = sum_j alpha_bj p_j P_{n-1}(D = d - v_j)``: ``O(sqrt n)`` work from one FFT
-    (:func:`_difference_pmf`). Losses ``log(P0_low / P1_up)`` and masses ``P0_low`` are at most
-    the post-processed pair's; ``|d|`` beyond ``DIFF_SD`` standard deviations is dropped."""
-    (p1, a1, b1), (p2, a2, b2), (p0, a0, b0) = g
-    tot = p1 + p2 + p0
-    p1, p2, p0 = p1 / tot, p2 / tot, p0 / tot
-    N = n - 1
-    c0 = int(round(N * (p1 - p2)))
-    sd = math.sqrt(N * (p1 + p2)) + 1
-    half = int(DIFF_SD * sd) + 2
-    vals, err = _difference_pmf(N, p1, p2, c0, half)
-    lo = np.maximum(vals - err, 0.0)
-    up = vals + err
-    # index i <-> D = c0 + i - half; P(d - 1) at i - 1, P(d + 1) at i + 1
-    i = np.arange(1, vals.size - 1)
-    x0 = a1 * p1 * lo[i - 1] + a2 * p2 * lo[i + 1] + a0 * p0 * lo[i]
-    x1 = b1 * p1 * up[i - 1] + b2 * p2 * up[i + 1] + b0 * p0 * up[i]
-    q0 = x0 * (1 - 8 * U)
-    q1 = x1 * (1 + 8 * U)
-    # kept: where every value used exceeds 1000 times its error; in the far tails the error
-    # bound dominates, the losses there mean little and would only stretch the loss grid
-    # (dropping mass only lowers delta)
-    good = (q0 > 1e-300) & (q1 > 0) & (np.minimum(np.minimum(vals[i - 1], vals[i + 1]),
-                                                  vals[i]) > 1e3 * err)
-    loss = np.log(q0[good]) - np.log(q1[good])
-    loss = loss - 4 * U * (np.abs(loss) + 40)
-    width = float(np.ptp(loss)) if loss.size else 0.0
-    return loss, q0[good] * (1 - 1e-9), width
-
-
 # ---------------------------------------------------------------------------- composition
-def fft_pad(size: int, times: int, l2: float) -> float:
-    """Bound on the change of any delta from the floating-point error of one dp-accounting
-    self-composition (``ifft(fft(p)^T)`` of length ``size``, ``|p|_2 = l2``) or, for
-    ``times = 1``, one ``fftconvolve``: ``sqrt(L) |err|_2`` with the L2 model of the FFT."""
-    L = max(int(size), 2)
-    lg = math.log2(L)
-    err2 = U * (10 * lg * (times + 2) * l2 * 1.01 + 4 * times + 10 * lg + 2)
-    return math.sqrt(L) * err2
-
-
-def self_compose_pad(probs: np.ndarray, times: int, truncation: float = TRUNCATION) -> float:
-    """Bound on the change of any delta from the floating-point error of dp-accounting's
-    ``self_convolve`` of ``probs`` (``ifft(fft(p, L)^T)``, ``L`` its FFT length), sharper than
-    :func:`fft_pad` for many rounds because it looks at the transform itself.
-
-    Model (element-wise, the form of :func:`fft_pad`'s for one output): each computed value of
-    a length-``L`` FFT is within ``e = 10 log2(L) u |p|_1`` of the exact one (every output sums
-    the inputs with unit weights through ``log2 L`` rounded butterfly levels). With
-    ``m_k = |fl(FFT p)_k| + 2e`` (we recompute the transform; dp-accounting's is within ``e`` of
-    the exact one, as ours is), the ``T``-th power's error is at most
-    ``E_k = T e m_k^(T-1) + r_k m_k^T``, ``r_k = 4u (T (|log m_k| + pi) + 2 log2 T + 4)`` for
-    the rounding of the power itself (by repeated multiplication or ``exp(T log)``). The inverse
-    transform's L1 error is at most ``|E|_2`` (``|ifft v|_1 <= sqrt(L) |ifft v|_2 = |v|_2``) plus
-    its own rounding, ``10 log2(L) u sum_k m_k^T``. Far from frequency 0, ``m_k^(T-1)`` is tiny,
-    which is what :func:`fft_pad`'s norm-wise model cannot see; the larger of ``m_k`` and 1 is
-    never exceeded. Checked against a longdouble convolution (``tests/test_assumptions.py``)."""
-    from scipy import fft as sfft
-    from dp_accounting.pld import common
-    p = np.asarray(probs, dtype=float)
-    T = int(times)
-    lo, hi = common.compute_self_convolve_bounds(p, T, truncation)
-    L = sfft.next_fast_len(max(hi - lo + 1, p.size))
-    lg = math.log2(max(L, 2))
-    e = 10 * lg * U * float(np.sum(np.abs(p))) * 1.01
-    m = np.minimum(np.abs(sfft.fft(p, L)) + 2 * e, 1.0 + 2 * e)
-    with np.errstate(divide="ignore", under="ignore"):
-        lm = np.log(m)
-        mt1 = np.exp((T - 1) * lm)
-    r = 4 * U * (T * (np.abs(lm) + math.pi) + 2 * math.log2(T) + 4)
-    E = T * e * mt1 + r * mt1 * m
-    return float(np.sqrt(np.sum(E * E)) + 10 * lg * U * np.sum(mt1 * m) * 1.01) * 1.01
-
-
 def _self_compose(pmf, times: int):
     """``pmf`` composed ``times`` times and the pad of that step (the smaller of
     :func:`self_compose_pad` and :func:`fft_pad`; both are bounds)."""
@@ -529,12 +369,7 @@ def _self_compose(pmf, times: int):
         return pmf, 0.0
     probs = A.probs(pmf)
     size = len(probs) * times
-    from dp_accounting.pld import common
-    from scipy import fft as sfft
-    lo, hi = common.compute_self_convolve_bounds(probs, times, TRUNCATION)
-    L = sfft.next_fast_len(max(hi - lo + 1, len(probs)))
-    # complex transforms, their power, the inverse, our own transform for the pad: ~100 B/point
-    memory.check(100.0 * L, f"composing {times} rounds over {L:,} loss grid points")
+    check_compose_memory(probs, times, TRUNCATION)
     out = pmf.self_compose(times, tail_mass_truncation=TRUNCATION)
     return out, min(fft_pad(size, times, float(np.linalg.norm(probs))),
                     self_compose_pad(probs, times))
@@ -745,7 +580,6 @@ def optimal_homogeneous_epsilon(eps: float, delta0: float, T: int, delta: float)
         if hi - lo <= 1e-9 * hi:
             break
     return hi
-
 
 
 def compose_pmf(pmf, times: int):

@@ -20,6 +20,7 @@ RANKS = {"core": 0, "mechanisms": 1, "backends": 2, "profile": 3, "inversion": 4
 RANKS.update({"pairs": 2.5, "pairsearch": 4.2})   # a matrix's pair laws; their eps search
 RANKS.update({"accuracy": 5.5})                   # frequency estimation; uses the front door
 RANKS.update({"pld_adapter": 4.4, "pld_export": 4.6})   # dp-accounting's internals; the export
+RANKS.update({"pld_lower": 4.45})                 # the rounds' large-n lower pair and FFT pad
 
 
 def _modules() -> dict[str, Path]:

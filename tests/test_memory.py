@@ -47,7 +47,7 @@ def test_lower_pair_fft_is_checked(monkeypatch):
     from amp import rounds as R
     monkeypatch.setenv(memory.ENV, "1e4")
     with pytest.raises(amp.NumericalError, match="lower pair's FFT"):
-        R._difference_pmf(10**6, 0.06, 0.06, 0, 3000)
+        R.difference_pmf(10**6, 0.06, 0.06, 0, 3000)
 
 
 def test_a_plan_within_the_limit_runs(monkeypatch):

@@ -329,7 +329,7 @@ def test_difference_pmf_within_its_error_bound(n, p1, p2):
     exact = _trinomial_difference(n, p1, p2)
     c0 = int(round(n * (p1 - p2)))
     half = 25
-    got, err = R._difference_pmf(n, p1, p2, c0, half)
+    got, err = R.difference_pmf(n, p1, p2, c0, half)
     worst = max(abs(float(exact.get(c0 + d, 0)) - got[d + half]) for d in range(-half, half + 1))
     assert worst <= err
     assert err < 1e-12                            # and the bound is not vacuous
