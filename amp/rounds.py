@@ -37,8 +37,11 @@ Why ``upper`` is valid (privacy loss distributions of dp-accounting, composed):
    convolution of losses is the product's PLD. Its tail truncation is pessimistic (the mass goes
    to infinity). The floating-point error of its FFTs is bounded by :func:`fft_pad` (the L2
    error model ``|fl(FFT x) - FFT x|_2 <= 10 log2(L) u |FFT x|_2``, propagated through the
-   ``T``-th power and the inverse transform, then turned into an L1 bound on the pmf). It is
-   added to every ``delta``. For ``eps(delta)`` the PLD is inverted at ``delta - pad`` and
+   ``T``-th power and the inverse transform, then turned into an L1 bound on the pmf) or, for a
+   self-composition, by the smaller :func:`self_compose_pad`, which weights each frequency's
+   error by ``|FFT x|_k^(T-1)`` (tiny away from frequency 0 after many rounds). It is
+   added to every ``delta``. Before composing, the memory of the transforms is checked
+   (:func:`amp.core.memory.check`). For ``eps(delta)`` the PLD is inverted at ``delta - pad`` and
    checked at the returned eps.
 
 Why ``lower`` is valid: the Theorem 5 dataset pair ``X0 = (x0, x2, ..., x2)``,
@@ -46,9 +49,11 @@ Why ``lower`` is valid: the Theorem 5 dataset pair ``X0 = (x0, x2, ..., x2)``,
 of its product is a lower bound on the true curve. Its histogram is post-processed to the counts
 of three groups of outputs (``a > b``, ``a < b``, ``a = b``; exact for k-RR), whose laws are the
 size-biased multinomials ``P_b(h) = Mult(h) X_b(h) / n`` (``math-notes.md``); post-processing only
-lowers a divergence. The PLD is built *optimistically*: mass outside the enumerated window is
-dropped, masses are scaled down by ``1 - 1e-9`` and losses are rounded down to the grid, each of
-which lowers ``delta(eps) = E[(1 - e^(eps - L))_+]``; after composition the FFT pad and the
+lowers a divergence. Above ``LOWER_POINTS`` lattice points the counts are post-processed to
+``D = h1 - h2`` (:mod:`amp.pld_lower`, ``O(sqrt n)``). The PLD is built *optimistically*: mass
+outside the enumerated window is dropped, masses are scaled down by ``1 - 1e-9`` and losses are
+rounded down to the grid, each of which lowers ``delta(eps) = E[(1 - e^(eps - L))_+]``; after
+composition the FFT pad and the
 truncation mass are subtracted.
 """
 
@@ -68,6 +73,9 @@ from amp.mechanisms.gparv import GPARV
 from amp.mechanisms.subsampled import Subsampled, check_sampling
 from amp.mechanisms.base import Mechanism
 from amp import pld_adapter as A
+from amp.pld_lower import (check_compose_memory, convex_minorant as _convex_minorant,
+                            corner_width, difference_pair_losses, difference_pmf, fft_pad,
+                            repair as _repair, self_compose_pad)
 from amp.pairs import delta_max
 from amp.privacy_profile import PrivacyProfile, check_mechanism, laws_for
 
@@ -77,7 +85,8 @@ gammaln = lazy("scipy.special", "gammaln")
 __all__ = ["Round", "ComposableProfile", "compose", "epsilon_rounds", "delta_rounds",
            "epsilon_sweep", "optimal_homogeneous_delta", "optimal_homogeneous_epsilon",
            "compose_pmf", "pmf_epsilon_upper",
-           "check_rounds", "check_sampling", "TAIL_DELTA", "GRID_POINTS"]
+           "check_rounds", "check_sampling", "TAIL_DELTA", "GRID_POINTS", "self_compose_pad",
+           "difference_pmf"]
 
 U = 2.0 ** -53
 #: Per-round delta below which the rest of the curve goes to the mass at infinity.
@@ -233,57 +242,21 @@ class ComposableProfile:
 
     def lower_pmfs(self, step: float | None = None) -> list:
         """Optimistic PLDs of the explicit Theorem 5 pairs (one per law)."""
-        return [_explicit_pair_pmf(law, self.round.n, step) for law in self.lower_laws()]
+        return [_explicit_pair_pmf(law, self.round.n, step, self._losses(i, law))
+                for i, law in enumerate(self.lower_laws())]
+
+    def _losses(self, i: int, law: GPARV):
+        """:func:`_explicit_pair_losses` of the ``i``-th lower law, computed once."""
+        cache = self.__dict__.setdefault("_loss_cache", {})
+        if i not in cache:
+            cache[i] = _explicit_pair_losses(law, self.round.n)
+        return cache[i]
 
     def lower_range(self) -> float:
         """Width of the lower pair's loss range (for the choice of a common step)."""
-        return min(_explicit_pair_losses(law, self.round.n)[2] for law in self.lower_laws())
+        return min(self._losses(i, law)[2] for i, law in enumerate(self.lower_laws()))
 
 
-def _convex_minorant(t: np.ndarray, u: np.ndarray) -> np.ndarray:
-    """Greatest convex minorant of ``{(0, 1)} U {(t_i, u_i)}``, evaluated at ``t``."""
-    xs = np.concatenate([[0.0], t])
-    ys = np.concatenate([[1.0], u])
-    hull: list[int] = []
-    for i in range(xs.size):
-        while len(hull) >= 2:
-            i0, i1 = hull[-2], hull[-1]
-            # drop i1 if it lies on or above the segment i0 -> i
-            if (ys[i1] - ys[i0]) * (xs[i] - xs[i0]) >= (ys[i] - ys[i0]) * (xs[i1] - xs[i0]):
-                hull.pop()
-            else:
-                break
-        hull.append(i)
-    out = np.interp(xs, xs[hull], ys[hull])[1:]
-    return np.minimum(np.maximum(out, 0.0), u)
-
-
-def _repair(pmf, ks, d, step, sparse: bool = False):
-    """Clip negative rounding residues, measure the shortfall of the pmf's curve below the
-    points ``d`` at the grid (the curve is piecewise linear in ``e^eps`` between them, so the
-    grid is where to look) and cover it: scale the finite masses by ``1 - s`` and move ``s``
-    times their total to infinity, which raises the curve by ``s (total - delta_finite(eps))``.
-    The margin for the rounding of the measurement is ``4 u (m + 4)``, ``m`` the number of
-    summed masses: the pmf's length, or with ``sparse`` its nonzero masses (a zero adds
-    nothing and no rounding to dp-accounting's running sums)."""
-    probs = np.maximum(np.asarray(A.probs(pmf), dtype=float), 0.0)
-    inf = float(A.infinity_mass(pmf))
-    lower = int(A.lower_index(pmf))
-    dense = A.dense_pmf(step, lower, probs, inf, True)
-    got = np.asarray(dense.get_delta_for_epsilon(np.asarray(ks * step, dtype=float)))
-    terms = int(np.count_nonzero(probs)) if sparse else probs.size
-    short = max(float(np.max(d - got)), 0.0) + 4 * U * (terms + 4)
-    total = float(probs.sum())
-    room = total - float(np.max(got - inf))
-    if room <= 100 * short:
-        raise NumericalError("connect-the-dots PLD: cannot absorb the rounding shortfall")
-    s = short / room * (1 + 1e-6)
-    # total mass 1 (the curve at eps -> -inf): a rounding deficit goes to infinity as well
-    deficit = max(0.0, 1.0 - total - inf) + 4 * U
-    return A.dense_pmf(step, lower, probs * (1 - s), inf + s * total + deficit, True)
-
-
-# ---------------------------------------------------------------------------- lower pair
 def _groups(law: GPARV) -> list[tuple[float, float, float]]:
     """Lump the Theorem 5 atoms by the sign of ``a - b``: ``(pi, alpha, beta)`` per group."""
     out = []
@@ -296,7 +269,9 @@ def _groups(law: GPARV) -> list[tuple[float, float, float]]:
 
 
 def _explicit_pair_losses(law: GPARV, n: int):
-    """Losses ``log X0/X1`` and masses ``P0`` of the lumped Theorem 5 pair on a window."""
+    """Losses ``log X0/X1`` and masses ``P0`` of the lumped Theorem 5 pair on a window (above
+    ``LOWER_POINTS``: of the pair reduced to ``D = h1 - h2``, losses and masses rounded down,
+    :func:`_pair_is_reduced`; only an optimistic PLD may be built from those)."""
     g = _groups(law)
     if len(g) < 2:
         raise ParameterError("the Theorem 5 pair needs outputs that favour each input")
@@ -309,6 +284,11 @@ def _explicit_pair_losses(law: GPARV, n: int):
         m, sd = n * pi, math.sqrt(n * pi * (1 - pi)) + 1
         return np.arange(max(0, int(m - 12 * sd)), min(n, int(m + 12 * sd) + 2) + 1)
 
+    if len(g) == 3 and window(pis[0]).size * window(pis[1]).size > LOWER_POINTS:
+        loss, mass, _ = difference_pair_losses([(pi, a, b) for pi, a, b in zip(pis, al, be)],
+                                                n)
+        # the grid step's range as the enumeration below would find it (window corners)
+        return loss, mass, corner_width(n, al, be, window(pis[0]), window(pis[1]))
     h1 = window(pis[0])[:, None]
     h2 = window(pis[1])[None, :] if len(g) == 3 else (n - h1)
     h0 = n - h1 - h2
@@ -328,9 +308,23 @@ def _explicit_pair_losses(law: GPARV, n: int):
     return loss, mass, float(loss.max() - loss.min()) if loss.size else 0.0
 
 
-def _explicit_pair_pmf(law: GPARV, n: int, step: float | None):
-    """Optimistic dense PLD of the lumped Theorem 5 pair (losses rounded down to ``step``)."""
-    loss, mass, width = _explicit_pair_losses(law, n)
+def _pair_is_reduced(law: GPARV, n: int) -> bool:
+    """Whether :func:`_explicit_pair_losses` reduces the pair to ``D = h1 - h2`` (then its
+    losses and masses are lower bounds: good for the optimistic PLD only)."""
+    g = _groups(law)
+    if len(g) != 3:
+        return False
+    pis = np.array([x[0] for x in g])
+    pis = pis / pis.sum()
+    size = [min(n, int(n * pi + 12 * (math.sqrt(n * pi * (1 - pi)) + 1)) + 2) + 1
+            - max(0, int(n * pi - 12 * (math.sqrt(n * pi * (1 - pi)) + 1))) for pi in pis[:2]]
+    return size[0] * size[1] > LOWER_POINTS
+
+
+def _explicit_pair_pmf(law: GPARV, n: int, step: float | None, losses=None):
+    """Optimistic dense PLD of the lumped Theorem 5 pair (losses rounded down to ``step``);
+    ``losses``: :func:`_explicit_pair_losses` of ``(law, n)`` if already computed."""
+    loss, mass, width = losses if losses is not None else _explicit_pair_losses(law, n)
     step = step or max(width, 1e-6) / LOWER_CELLS
     idx = np.floor((loss - 1e-12 * (np.abs(loss) + 1)) / step).astype(np.int64)
     lo = int(idx.min())
@@ -338,24 +332,22 @@ def _explicit_pair_pmf(law: GPARV, n: int, step: float | None):
     return A.dense_pmf(step, lo, probs, 0.0, False)
 
 
+# ---------------------------------------------------------------------------- lower pair, 1-D
+#: Above this many lattice points in the 2-D window, the three-group lower pair is
+#: post-processed to ``D = h1 - h2`` (:func:`amp.pld_lower.difference_pair_losses`).
+LOWER_POINTS = 2_000_000
 # ---------------------------------------------------------------------------- composition
-def fft_pad(size: int, times: int, l2: float) -> float:
-    """Bound on the change of any delta from the floating-point error of one dp-accounting
-    self-composition (``ifft(fft(p)^T)`` of length ``size``, ``|p|_2 = l2``) or, for
-    ``times = 1``, one ``fftconvolve``: ``sqrt(L) |err|_2`` with the L2 model of the FFT."""
-    L = max(int(size), 2)
-    lg = math.log2(L)
-    err2 = U * (10 * lg * (times + 2) * l2 * 1.01 + 4 * times + 10 * lg + 2)
-    return math.sqrt(L) * err2
-
-
 def _self_compose(pmf, times: int):
-    """``pmf`` composed ``times`` times and the pad of that step."""
+    """``pmf`` composed ``times`` times and the pad of that step (the smaller of
+    :func:`self_compose_pad` and :func:`fft_pad`; both are bounds)."""
     if times == 1:
         return pmf, 0.0
-    size = len(A.probs(pmf)) * times
+    probs = A.probs(pmf)
+    size = len(probs) * times
+    check_compose_memory(probs, times, TRUNCATION)
     out = pmf.self_compose(times, tail_mass_truncation=TRUNCATION)
-    return out, fft_pad(size, times, float(np.linalg.norm(A.probs(pmf))))
+    return out, min(fft_pad(size, times, float(np.linalg.norm(probs))),
+                    self_compose_pad(probs, times))
 
 
 def _compose_all(pmfs: list[tuple[object, int]]):
@@ -443,7 +435,7 @@ def compose(rounds: Iterable[object], *, delta: float | None = None, eps: float 
         if pad_up >= 0.5 * d:
             raise NumericalError(f"delta = {d:g} is within the floating-point error bound "
                                  f"{pad_up:.3g} of the composed PLD; ask for a larger delta")
-        e_up = _eps_upper(up, d - pad_up)
+        e_up = _eps_upper(up, d - pad_up, d)
         e_lo = _eps_lower(lo_pmf, d + pad_lo)
         e_lo = min(e_lo, e_up)
         return Bound("eps", e_lo, e_up, "upper", "pld:connect-dots", n, desc,
@@ -455,12 +447,15 @@ def compose(rounds: Iterable[object], *, delta: float | None = None, eps: float 
                  {"eps": e}, details=info)
 
 
-def _eps_upper(pmf, target: float) -> float:
-    """Smallest eps (rounded up) with the pmf's delta ``<= target`` (verified)."""
+def _eps_upper(pmf, target: float, asked: float | None = None) -> float:
+    """Smallest eps (rounded up) with the pmf's delta ``<= target`` (verified); ``asked``: the
+    delta the user asked (``target`` is it minus the error pad), quoted in the refusal."""
     e = float(pmf.get_epsilon_for_delta(target))
     if not math.isfinite(e):
-        raise NumericalError(f"the composed bound never reaches delta = {target:g} (mass at "
-                             "infinity); use fewer rounds or a larger delta")
+        asked = target if asked is None else asked
+        raise NumericalError(f"the composed bound never reaches delta = {asked:g}: its mass at "
+                             f"infinity is {float(A.infinity_mass(pmf)):.3g}, plus an error "
+                             f"pad of {asked - target:.3g}; use fewer rounds or a larger delta")
     e = e * (1 + 1e-9) + 1e-12
     for _ in range(60):
         if float(pmf.get_delta_for_epsilon(e)) * (1 + 8 * U * pmf.size) <= target:
@@ -519,7 +514,7 @@ def epsilon_sweep(mechanism: Mechanism, n: int, delta: float, rounds: Sequence[i
         if pad_up >= 0.5 * d:
             raise NumericalError(f"delta = {d:g} is within the floating-point error bound "
                                  f"{pad_up:.3g} of the composed PLD; ask for a larger delta")
-        e_up = _eps_upper(up, d - pad_up)
+        e_up = _eps_upper(up, d - pad_up, d)
         e_lo = min(_eps_lower(lo, d + pad_lo), e_up)
         out.append(Bound("eps", e_lo, e_up, "upper", "pld:connect-dots", prof.round.n,
                          _describe([Round(mechanism, n, sampling, T)]), {"delta": d},
@@ -562,7 +557,6 @@ def optimal_homogeneous_epsilon(eps: float, delta0: float, T: int, delta: float)
     return hi
 
 
-
 def compose_pmf(pmf, times: int):
     """``times``-fold composition of a one-round PLD pmf (dp-accounting's convolution), with
     the bound on its floating-point and truncation error: ``(pmf, pad)``; every delta read off
@@ -578,4 +572,4 @@ def pmf_epsilon_upper(pmf, delta: float, pad: float) -> float:
     if pad >= 0.5 * d:
         raise NumericalError(f"delta = {d:g} is within the floating-point error bound "
                              f"{pad:.3g} of the composed PLD; ask for a larger delta")
-    return _eps_upper(pmf, d - pad)
+    return _eps_upper(pmf, d - pad, d)

@@ -78,8 +78,12 @@ def _pmfs(rounds: list) -> tuple[object, float, object, float]:
     profs = [R.ComposableProfile(r.mechanism, r.n, r.sampling, (0, 1) if fixed else None)
              for r in rounds]
     step = A.step(low)
-    pess = [(pair_pmf_pessimistic(p.lower_laws()[0], r.n, step), r.times)
-            for p, r in zip(profs, rounds)]
+    laws = [(p.lower_laws()[0], r) for p, r in zip(profs, rounds)]
+    if any(R._pair_is_reduced(law, r.n) for law, r in laws):
+        # large n: the pair's losses are the reduced pair's, rounded down (amp.pld_lower),
+        # not a basis for a pessimistic PLD; the upper end is then Theorem 4's alone (b)
+        return low, pad_low, None, math.inf
+    pess = [(pair_pmf_pessimistic(law, r.n, step), r.times) for law, r in laws]
     high, pad_high = R._compose_all(pess)
     return low, pad_low, high, pad_high + 2 * R.TRUNCATION * len(rounds)
 
@@ -112,16 +116,21 @@ def compose_lower(rounds: Iterable[object], *, delta: float | None = None,
     method = "pld:theorem5-pair"
     if delta is not None:
         d = V.probability_open("delta", delta)
-        if max(pad_high, pad_up) >= 0.5 * d:
+        pads = [x for x in (pad_high, pad_up) if x < math.inf]
+        if max(pads) >= 0.5 * d:
             raise NumericalError(f"delta = {d:g} is within the floating-point error bound "
-                                 f"{max(pad_high, pad_up):.3g} of the composed PLD; ask for a larger delta")
-        e_hi = min(R._eps_upper(high, d - pad_high), R._eps_upper(up, d - pad_up))
+                                 f"{max(pads):.3g} of the composed PLD; ask for a larger delta")
+        e_hi = R._eps_upper(up, d - pad_up)
+        if high is not None:
+            e_hi = min(e_hi, R._eps_upper(high, d - pad_high))
         e_lo = min(R._eps_lower(low, d + pad_low), e_hi)
         return Bound("eps", e_lo, e_hi, "lower", method, n, R._describe(rs), {"delta": d},
                      details=info)
     e = V.positive_float("eps", eps, allow_zero=True)
-    d_hi = min(1.0, float(high.get_delta_for_epsilon(e)) * (1 + 8 * U * high.size) + pad_high,
-               float(up.get_delta_for_epsilon(e)) * (1 + 8 * U * up.size) + pad_up)
+    d_hi = min(1.0, float(up.get_delta_for_epsilon(e)) * (1 + 8 * U * up.size) + pad_up)
+    if high is not None:
+        d_hi = min(d_hi, float(high.get_delta_for_epsilon(e)) * (1 + 8 * U * high.size)
+                   + pad_high)
     d_lo = max(0.0, float(low.get_delta_for_epsilon(e)) * (1 - 8 * U * low.size) - pad_low)
     return Bound("delta", min(d_lo, d_hi), d_hi, "lower", method, n, R._describe(rs),
                  {"eps": e}, details=info)

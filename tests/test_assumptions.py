@@ -183,6 +183,48 @@ def test_fft_pad_bounds_dp_accounting_self_composition(length, times, shape):
     assert err <= pad, f"FFT error {err:.3g} above the pad {pad:.3g}"
 
 
+@pytest.mark.parametrize("length, times, shape", [(64, 2, "flat"), (200, 10, "peaked"),
+                                                  (300, 30, "peaked"), (120, 80, "spiky"),
+                                                  (40, 300, "atom"), (60, 200, "peaked")])
+def test_self_compose_pad_bounds_dp_accounting_self_composition(length, times, shape):
+    """The transform-aware pad of many rounds (amp.rounds.self_compose_pad) against the same
+    longdouble reference; "atom" is a subsampled round (99% of the mass on one loss), where
+    it is well below fft_pad's norm-wise bound."""
+    pytest.importorskip("dp_accounting")
+    from dp_accounting.pld import common
+    from amp.rounds import fft_pad, self_compose_pad
+
+    rng = np.random.default_rng(length * times)
+    x = np.arange(length)
+    if shape == "flat":
+        p = rng.uniform(0, 1, length)
+    elif shape == "peaked":
+        p = np.exp(-0.5 * ((x - length / 3) / (length / 12)) ** 2) + 1e-300
+    elif shape == "spiky":
+        p = rng.uniform(0, 1e-12, length)
+        p[rng.choice(length, 5, replace=False)] = rng.uniform(0.1, 1, 5)
+    else:
+        p = rng.uniform(0, 1, length)
+        p = 0.01 * p / p.sum()
+        p[length // 2] += 0.99
+    p = p / p.sum()
+    lower, out = common.self_convolve(p, times, tail_mass_truncation=0)
+    out = np.asarray(out)
+    ref, base, t = np.array([1.0], dtype=np.longdouble), p.astype(np.longdouble), times
+    while t:
+        if t & 1:
+            ref = np.convolve(ref, base)
+        t >>= 1
+        if t:
+            base = np.convolve(base, base)
+    ref = ref[lower:lower + len(out)]
+    err = float(np.sum(np.abs(out.astype(np.longdouble) - ref)))
+    pad = self_compose_pad(p, times, truncation=0)
+    assert err <= pad, f"FFT error {err:.3g} above the pad {pad:.3g}"
+    if shape == "atom":
+        assert pad < 0.25 * fft_pad(length * times, times, float(np.linalg.norm(p)))
+
+
 # ----------------------------------------------------------------------- 4. GPARV merging
 def test_gparv_merge_keeps_the_conservative_atom_for_upper_laws():
     from amp.backends.exact import delta_enumerate

@@ -28,6 +28,7 @@ RANKS.update({"inversion": 2.6, "pairsearch": 2.8, "baselines": 4.8, "rounds_low
 # rounds (amp.rounds' connect-the-dots PLDs) sit above what the other backends use
 RANKS.update({"backends.poisson_binomial": 4.7})
 RANKS.update({"cli_baseline": 5.9})   # the CLI's JSON answer of a baseline (amp.cli uses it)
+RANKS.update({"pld_lower": 4.45})                 # the rounds' large-n lower pair and FFT pad
 
 
 def _modules() -> dict[str, Path]:

@@ -307,3 +307,83 @@ def test_heterogeneous_matrix_rounds_against_exact():
             a = np.outer(qa.p0, qb.p0).ravel()
             c = np.outer(qa.p1, qb.p1).ravel()
             assert_upper(b.upper, max(hockey_stick(a, c, e), hockey_stick(c, a, e)), atol=1e-13)
+
+
+# ---------------------------------------------------------------- the 1-D lower pair (large n)
+def _trinomial_difference(n: int, p1: float, p2: float) -> dict:
+    """Exact ``P(h1 - h2 = d)`` of ``Mult(n; p1, p2, 1 - p1 - p2)`` by full enumeration (mpmath)."""
+    mp = pytest.importorskip("mpmath")
+    mp.mp.dps = 40
+    p0 = 1 - mp.mpf(p1) - mp.mpf(p2)
+    out: dict = {}
+    for h1 in range(n + 1):
+        for h2 in range(n + 1 - h1):
+            v = (mp.factorial(n) / (mp.factorial(h1) * mp.factorial(h2)
+                                   * mp.factorial(n - h1 - h2))
+                 * mp.mpf(p1) ** h1 * mp.mpf(p2) ** h2 * p0 ** (n - h1 - h2))
+            out[h1 - h2] = out.get(h1 - h2, 0) + v
+    return out
+
+
+@pytest.mark.parametrize("n, p1, p2", [(60, 0.061, 0.061), (80, 0.45, 0.061), (50, 0.3, 0.5)])
+def test_difference_pmf_within_its_error_bound(n, p1, p2):
+    """The FFT values of P(D = d) are within the stated error of a 40-digit enumeration."""
+    exact = _trinomial_difference(n, p1, p2)
+    c0 = int(round(n * (p1 - p2)))
+    half = 25
+    got, err = R.difference_pmf(n, p1, p2, c0, half)
+    worst = max(abs(float(exact.get(c0 + d, 0)) - got[d + half]) for d in range(-half, half + 1))
+    assert worst <= err
+    assert err < 1e-12                            # and the bound is not vacuous
+
+
+def _curve(loss, mass, eps):
+    return np.array([float(np.sum(mass * np.maximum(-np.expm1(e - loss), 0.0))) for e in eps])
+
+
+@pytest.mark.parametrize("law_index", [0, 1])
+def test_difference_pair_is_below_the_full_pair_and_close(law_index, monkeypatch):
+    """The pair post-processed to D = h1 - h2 (used above LOWER_POINTS) has a hockey-stick
+    curve below the full three-group pair's enumeration (a valid lower pair) and, for the
+    symmetric k-RR law, within 1% of it down to delta = 1e-4 (20% in the far tail at this
+    small n; the gap shrinks like 1/sqrt(n))."""
+    n = 3000
+    law = R.ComposableProfile(amp.KRR(2.0, k=10), n).lower_laws()[law_index]
+    full_loss, full_mass, _ = R._explicit_pair_losses(law, n)
+    monkeypatch.setattr(R, "LOWER_POINTS", 0)
+    loss, mass, _ = R._explicit_pair_losses(law, n)
+    eps = np.linspace(0.0, 0.3, 13)
+    full, diff = _curve(full_loss, full_mass, eps), _curve(loss, mass, eps)
+    assert np.all(diff <= full * (1 + 1e-12))
+    if law_index == 0:
+        assert np.all(diff[full > 1e-4] >= 0.99 * full[full > 1e-4])
+        assert np.all(diff[full > 1e-9] >= 0.8 * full[full > 1e-9])
+
+
+@pytest.mark.slow
+def test_difference_lower_bracket_matches_the_enumeration(monkeypatch):
+    """T = 100 rounds: the composed lower eps from the D pair is within 0.2% below the one from
+    the full enumeration, and the upper end is untouched."""
+    mech, n = amp.KRR(2.0, k=10), 20_000
+    full = amp.epsilon(mech, n, 1e-6, rounds=100)
+    monkeypatch.setattr(R, "LOWER_POINTS", 0)
+    diff = amp.epsilon(mech, n, 1e-6, rounds=100)
+    assert diff.upper == full.upper
+    assert full.lower * 0.998 <= diff.lower <= full.lower * (1 + 1e-9)
+
+
+def test_refusal_quotes_the_asked_delta():
+    """The mass-at-infinity refusal names the delta the user asked, not delta minus the pad."""
+    pmf = R.A.dense_pmf(0.1, 0, np.array([0.5, 0.5 - 1e-6]), 1e-6, True)
+    with pytest.raises(amp.NumericalError, match=r"never reaches delta = 1e-07: its mass at "
+                                                 r"infinity is 1e-06, plus an error pad of 5e-08"):
+        R._eps_upper(pmf, 5e-8, 1e-7)
+
+
+def test_many_subsampled_rounds_at_small_delta_are_answered():
+    """T = 1000 rounds at delta = 1e-8 (10-RR, eps0 = 0.5, n = 100, q = 0.01) was refused by the
+    norm-wise FFT pad (about 3e-8); the transform-aware pad answers, inside the exact
+    reference bracket [0.4275, 0.4450] of the issue (27)."""
+    r = amp.epsilon(amp.KRR(0.5, k=10), 100, 1e-8, rounds=1000, sampling=0.01)
+    assert r.details["pad_upper"] < 1e-9
+    assert 0.4275 <= r.lower <= r.upper <= 0.4450

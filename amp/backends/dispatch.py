@@ -209,6 +209,7 @@ class LawDelta:
                 ch = chernoff_upper(g, p, n, noise)
                 if ch <= abs_tol:
                     return self._bound(eps, 0.0, ch, "chernoff", floor_width)
+        struct_err = None
         if self._structured is not None:
             try:
                 # the structured path certifies the exact atoms itself (its own floor); the
@@ -216,10 +217,12 @@ class LawDelta:
                 r = self._structured.delta(eps, rel_tol=rel_tol, goal=goal, abs_tol=abs_tol,
                                            chernoff=method != "auto")
                 return replace(r, upper=max(ch, r.lower)) if ch < r.upper else r
-            except (NumericalError, ArithmeticError, ValueError, MemoryError):
+            except (NumericalError, ArithmeticError, ValueError, MemoryError) as exc:
                 if method == "structured":
                     raise
-                # auto: fall through to the generic certified paths below
+                # auto: fall through to the generic certified paths below (a memory refusal is
+                # the reason quoted if they fail too)
+                struct_err = exc if "of memory" in str(exc) else None
         k = int(np.count_nonzero(p > 0))
         if method == "exact" or (method == "auto" and (
                 n == 1 or n_compositions(n, k) <= EXACT_MAX_COMPOSITIONS)):
@@ -244,13 +247,15 @@ class LawDelta:
                 # auto: the lattice FFT below
         try:
             r = fft_delta(g, p, n, eps, rel_tol, self.max_points, law.label, abs_tol, mag)
-        except NumericalError:
+        except NumericalError as exc:
             if method == "auto" and n_compositions(n, k) <= EXACT_FALLBACK_COMPOSITIONS:
                 return self._exact(eps, g, p, floor, floor_width)
             if method == "auto":
                 red = self._without_heavy(eps, g, p, noise, rel_tol, goal, abs_tol)
                 if red is not None:
                     return replace(red, details={**red.details, "floor": floor_width})
+            if struct_err is not None and "of memory" not in str(exc):
+                raise NumericalError(f"delta at eps={eps:g}: {struct_err}") from exc
             raise
         # the FFT's mean-preserving rounding already carries the atoms' noise as slack
         # (amp.backends.fft, step 1), so its bracket is certified for the exact atoms as it is

@@ -43,6 +43,7 @@ import math
 import numpy as np
 
 from amp.core.lazy import lazy
+from amp.core import memory
 from amp.core.errors import NumericalError
 from amp.core.floats import TINY, U
 from amp.core.result import Bound
@@ -56,6 +57,8 @@ special = lazy("scipy.special")
 __all__ = ["fft_delta", "fft_cost", "DEFAULT_MAX_POINTS"]
 
 DEFAULT_MAX_POINTS = 1 << 26         # largest FFT length (about 1.6 GB of work arrays)
+#: Peak bytes per lattice point of one evaluation, an over-estimate (checked before allocating).
+BYTES_PER_POINT = 400
 
 
 def _result(eps, n, lower, upper, label, grid_step=None, points=None, details=None) -> Bound:
@@ -184,6 +187,9 @@ def _fft_once(g: np.ndarray, p: np.ndarray, n: int, eps: float, step: float,
     N = sfft.next_fast_len(K_hi - K_lo + 1, real=True)
     if N > max_points:
         return None
+    # peak bytes per point: several float64/complex arrays of length N and numpy's temporaries
+    # (24 GB was observed at 2^26 points before this check)
+    memory.check(BYTES_PER_POINT * N, f"the lattice FFT of {N:,} points (n = {n})")
     K_hi = K_lo + N - 1
     lr, lam_r = _chernoff_right(m, logq, n, K_hi + 1)
     ll, lam_l = _chernoff_right(-m, logq, n, -(K_lo - 1))

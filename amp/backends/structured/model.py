@@ -24,6 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from amp.core import memory
+
 from amp.core.floats import U
 from amp.core.tails import bernstein_t, binom_log_tail_ge, binom_log_tail_le, binom_window
 from amp.backends.structured.binomial import eta, pmf
@@ -76,6 +78,9 @@ class CountModel:
         T_lo, T_hi, llo, lhi = binom_window(n, self.pT, log_tau)
         T_lo = max(T_lo, 1)
         self.T_lo, self.T_hi = T_lo, T_hi
+        # about twenty float64 arrays over the window of T (checked before they exist)
+        memory.check(160.0 * (T_hi - T_lo + 1),
+                     f"the structured count model over {T_hi - T_lo + 1:,} counts (n = {n})")
         self.Ts = np.arange(T_lo, T_hi + 1, dtype=np.int64)
         self.PT = pmf(self.Ts, n, self.pT)
         self.eta_T = float(np.max(eta(self.Ts, n, self.pT))) if self.Ts.size else 0.0
