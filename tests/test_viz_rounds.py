@@ -120,6 +120,10 @@ def test_widget_inputs_accepted_and_other_ranges():
         vr.check_widget_inputs("k-RR", 8.0, 4.0, 1.0, -6)
     with pytest.raises(ParameterError, match="q must be"):
         vr.check_widget_inputs("k-RR", 2.0, 4.0, 0.01, -6)
+    # delta = 1e-10 was never answered within the widget's limit (issue 24): not offered
+    assert vr.check_widget_inputs("k-RR", 2.0, 4.0, 1.0, -8)[2] == 1e-8
+    with pytest.raises(ParameterError, match="log10 delta must be in"):
+        vr.check_widget_inputs("k-RR", 2.0, 4.0, 1.0, -10)
 
 
 def _in_process(monkeypatch):

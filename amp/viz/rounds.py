@@ -248,7 +248,8 @@ def check_widget_inputs(mechanism: str, eps0: float, log10_n: float, sampling: f
                         delta_exponent: int) -> tuple[Mechanism, int, float]:
     """The widget's inputs as ``(mechanism, n, delta)``, or :class:`ParameterError` for a
     setting it does not answer (``log10_n`` outside :data:`WIDGET_LOG10_N`, ``eps0`` outside
-    [0.5, 6], ``q`` outside [0.05, 1], ``delta`` outside [1e-10, 1e-4])."""
+    [0.5, 6], ``q`` outside [0.05, 1], ``delta`` outside [1e-8, 1e-4]: at 1e-10 the slowest
+    settings did not finish within the widget's time limit or were refused)."""
     if not any(abs(float(log10_n) - v) < 1e-9 for v in WIDGET_LOG10_N):
         raise ParameterError(
             f"log10 n must be one of {', '.join(f'{v:g}' for v in WIDGET_LOG10_N)} in this "
@@ -258,8 +259,10 @@ def check_widget_inputs(mechanism: str, eps0: float, log10_n: float, sampling: f
         raise ParameterError(f"eps0 must be in [0.5, 6] in this widget, got {eps0:g}")
     if not 0.05 <= float(sampling) <= 1.0:
         raise ParameterError(f"q must be in [0.05, 1] in this widget, got {sampling:g}")
-    if not -10 <= int(delta_exponent) <= -4:
-        raise ParameterError(f"log10 delta must be in [-10, -4], got {delta_exponent}")
+    if not -8 <= int(delta_exponent) <= -4:
+        raise ParameterError(f"log10 delta must be in [-8, -4] in this widget, got "
+                             f"{delta_exponent}; use amp.epsilon(..., rounds=T) in a notebook "
+                             "for smaller delta")
     mech = make_mechanism(mechanism, float(eps0))
     return mech, int(round(10 ** float(log10_n))), 10.0 ** int(delta_exponent)
 
@@ -290,7 +293,7 @@ def rounds_widget(mechanism: str = "k-RR", eps0: float = 2.0, log10_n: float = 4
                                   style=style)
     c_q = widgets.FloatSlider(value=sampling, min=0.05, max=1.0, step=0.05, layout=lay,
                               continuous_update=False, description="q", style=style)
-    c_delta = widgets.IntSlider(value=delta_exponent, min=-10, max=-4, layout=lay,
+    c_delta = widgets.IntSlider(value=delta_exponent, min=-8, max=-4, layout=lay,
                                 continuous_update=False, description="log₁₀ δ", style=style)
     controls = (c_mech, c_eps0, c_n, c_q, c_delta)
     status = widgets.HTML(value="")
