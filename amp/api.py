@@ -180,7 +180,8 @@ def delta(mechanism: Mechanism, n: int, eps: float | Iterable[float], *, bound: 
     >>> up = amp.delta(m, 10_000, 0.3)
     >>> low.value <= up.value
     True
-    >>> amp.delta(m, 10_000, 0.3, bound="clone").value > up.value    # Theorem 3's clone
+    >>> clone = amp.delta(m, 10_000, 0.3, bound="clone")  # Theorem 3
+    >>> clone.value > up.value
     True
     """
     check_mechanism(mechanism)
@@ -299,7 +300,8 @@ def epsilon(mechanism: Mechanism, n: int, delta: float | Iterable[float], *,
     (0.3805, True, True)
     >>> round(amp.epsilon(amp.OUE(4.0), 10_000, 1e-6).value, 4)
     0.2788
-    >>> round(amp.epsilon(amp.KRR(4.0, k=10), 10_000, 1e-6, bound="clone").value, 4)
+    >>> clone = amp.epsilon(amp.KRR(4.0, k=10), 10_000, 1e-6, bound="clone")
+    >>> round(clone.value, 4)
     0.6009
     """
     check_mechanism(mechanism)
@@ -396,7 +398,23 @@ def epsilon_for(prof: PrivacyProfile, delta: float | Iterable[float], *,
                 executor: object = None, strict: bool = False) -> Bound | list[Bound]:
     """Certified ``eps(delta)`` of a profile: an alias of :meth:`PrivacyProfile.epsilon
     <amp.privacy_profile.PrivacyProfile.epsilon>` (``amp.epsilon_for(prof, d)`` is
-    ``prof.epsilon(d)``, same arguments, same numbers; ``strict`` as in :func:`epsilon`).
+    ``prof.epsilon(d)``, same arguments, same numbers; ``strict`` as in :func:`epsilon`): the
+    smallest eps where Theorem 4's bound (Theorem 5's for a lower profile) is below ``delta``.
+
+    Parameters
+    ----------
+    prof : PrivacyProfile
+        A profile from :func:`profile`.
+    delta : float or sequence of float
+        Target ``delta`` in ``(0, 1)``; a sequence gives a list in the same order.
+    rel_tol, progress, executor, strict
+        As in :meth:`PrivacyProfile.epsilon <amp.privacy_profile.PrivacyProfile.epsilon>`.
+
+    Returns
+    -------
+    Bound or list of Bound
+        Quantity ``"eps"``, as :meth:`PrivacyProfile.epsilon
+        <amp.privacy_profile.PrivacyProfile.epsilon>` returns it.
 
     Examples
     --------

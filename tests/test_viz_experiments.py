@@ -79,7 +79,9 @@ def test_search_is_certified_on_a_joint_law_at_small_eps0():
     r = amp.epsilon_for(amp.PrivacyProfile(mech, 1000, laws=[law]), 1e-6, rel_tol=1e-3)
     lo, hi = r.bracket
     assert 0 < lo < hi and hi - lo <= 1e-3 * hi
-    assert delta_bracket(law, 1000, hi).upper <= 1e-6
+    # at hi the law's delta is below the target (a narrow bracket shows it: at the default
+    # width the bracket can straddle 1e-6, its upper end above the value the search certified)
+    assert delta_bracket(law, 1000, hi, rel_tol=1e-5).upper <= 1e-6
     assert delta_bracket(law, 1000, lo, rel_tol=1e-4).lower > 1e-6
     # and the per-law answer of a Table 1 law is the mechanism's answer
     law1 = KRR(2.0, k=10).gparv()

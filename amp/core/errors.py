@@ -55,7 +55,8 @@ class NumericalError(AmpError, ArithmeticError):
     --------
     >>> import amp
     >>> try:
-    ...     amp.epsilon(amp.KRR(4.0, k=10), 10_000, 1e-6, rel_tol=1e-14, strict=True)
+    ...     amp.epsilon(amp.KRR(4.0, k=10), 10_000, 1e-6,
+    ...                 rel_tol=1e-14, strict=True)
     ... except amp.NumericalError as exc:
     ...     print(str(exc)[:45])
     cannot resolve eps to relative width 1e-14: t
@@ -65,8 +66,9 @@ class NumericalError(AmpError, ArithmeticError):
 class AccuracyWarning(UserWarning):
     """A certified answer is wider than the accuracy asked (``rel_tol``).
 
-    Issued (instead of raising :class:`NumericalError`) when the ``eps(delta)`` search holds a
-    valid certified bracket but cannot narrow it to ``rel_tol``, e.g. at a tiny ``delta``
+    Issued (instead of raising :class:`NumericalError`) when the ``eps(delta)`` search of
+    Theorem 4's (or Theorem 5's) bound holds a valid certified bracket but cannot narrow it
+    to ``rel_tol``, e.g. at a tiny ``delta``
     where the floating-point floor of the atoms limits every ``delta`` bracket. The result's
     ``wider_than_asked`` is ``True`` and ``achieved_rel_tol`` is its relative width; pass
     ``strict=True`` to :func:`amp.epsilon` to get the error instead.

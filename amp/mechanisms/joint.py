@@ -270,7 +270,7 @@ class JointMechanism(Mechanism):
     (2, 4.0, 0.3723, 2)
     >>> d = amp.delta(j, 10_000, 0.3)
     >>> f"{d.value:.3e}", d.method
-    ('1.836e-11', 'fft')
+    ('1.836e-11', 'cf')
     """
 
     def __init__(self, components: Sequence[Mechanism], name: str | None = None):

@@ -303,6 +303,7 @@ class Laplace(Mechanism):
 
     Examples
     --------
+    >>> import math
     >>> m = amp.Laplace(1.0)
     >>> round(m.gamma, 6) == round(math.exp(-0.5), 6)       # e^(-eps0/2)
     True

@@ -37,7 +37,7 @@ from typing import Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from amp.core import validate as V
-from amp.core.errors import AmpError, ParameterError
+from amp.core.errors import AmpError, NumericalError, ParameterError
 from amp.core.extras import require
 from amp.backends.dispatch import DEFAULT_REL_TOL, METHODS
 from amp.inversion import DEFAULT_EPS_REL_TOL, Progress
@@ -108,7 +108,9 @@ def _answer(mech: Mechanism, n: int, bound: str, rounds: int, sampling: float, m
                 else:
                     shared = shared if shared is not None else fresh()
                     prof = shared
-                b = (api.epsilon_for(prof, v, rel_tol=rel_tol) if given == "delta"
+                # strict: a point that cannot reach rel_tol is a failed row (its error
+                # column), not a flagged wider answer the table has no column for
+                b = (api.epsilon_for(prof, v, rel_tol=rel_tol, strict=True) if given == "delta"
                      else prof.delta(v, rel_tol=rel_tol))
             out.append({"value": b.value, "lower": b.lower, "upper": b.upper,
                         "method": b.method, "error": None})
@@ -126,12 +128,16 @@ def _front_door(mech: Mechanism, n: int, bound: str, rounds: int, sampling: floa
         kw["rel_tol"] = rel_tol
     if rounds == 1 or method != "auto":
         kw["method"] = method
-    return api.epsilon(mech, n, v, **kw) if given == "delta" else api.delta(mech, n, v, **kw)
+    if given == "delta":
+        return api.epsilon(mech, n, v, strict=True, **kw)    # as above: a failed row
+    return api.delta(mech, n, v, **kw)
 
 
 def _failed(exc: BaseException) -> dict:
+    # the search's WiderThanAsked is a NumericalError (its public name)
+    name = "NumericalError" if isinstance(exc, NumericalError) else type(exc).__name__
     return {"value": None, "lower": None, "upper": None, "method": None,
-            "error": f"{type(exc).__name__}: {exc}"}
+            "error": f"{name}: {exc}"}
 
 
 # ----------------------------------------------------------------------------- inputs
