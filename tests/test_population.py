@@ -377,3 +377,22 @@ def test_calibrate_population_family():
 def test_poisson_binomial_bad_input(bad):
     with pytest.raises(ParameterError):
         bad()
+
+
+def test_population_functions_take_progress_and_executor_like_the_front_door():
+    """rel_tol, progress and executor on every front-door function (issue 26): the population
+    functions accept them; the executor is checked (and not used: victims run in turn)."""
+    from concurrent.futures import ThreadPoolExecutor
+    pop = amp.Population([(90, amp.KRR(1.0, k=10)), (10, amp.KRR(4.0, k=10))])
+    lines: list[str] = []
+    with ThreadPoolExecutor(1) as ex:
+        d = amp.population_delta(pop, 0.5, progress=lines.append, executor=ex)
+        e = amp.population_epsilon(pop, 1e-3, rel_tol=1e-2, progress=lines.append,
+                                   executor=ex)
+    assert d == amp.population_delta(pop, 0.5)
+    assert e.bracket == amp.population_epsilon(pop, 1e-3, rel_tol=1e-2).bracket
+    assert lines and lines[0].startswith("delta(eps=0.5) in [")
+    with pytest.raises(amp.ParameterError):
+        amp.population_delta(pop, 0.5, executor=5)
+    with pytest.raises(amp.ParameterError):
+        amp.population_epsilon(pop, 1e-3, progress=5)

@@ -31,20 +31,15 @@ then exact up to the bracket of ``f``). The upper ends of ``f``'s certified brac
 the upper sum, the lower ends into the lower sum, and both sums are padded by the relative
 error of the computed probabilities.
 
-Cost. The law of ``T`` is computed once per victim group, the eps-free tables of each ``f(t)``
-once per count (:class:`VictimCurve`), and the bins are refined only where ``f`` drops, so an
-``eps`` search evaluates a few dozen counts per ``eps``; the width of ``E[f(T)]`` falls like
-``1 / (bins)`` times the drop of ``f`` across the bulk of ``T``, so a ten times narrower
-bracket costs about ten times more counts. Victims whose bound is certified below the
-maximum's lower end are settled by one coarse evaluation (:func:`population_epsilon`).
+Cost. The law of ``T`` once per victim group, the eps-free tables of each ``f(t)`` once per
+count (:class:`VictimCurve`), bins refined only where ``f`` drops: a few dozen counts per
+``eps``; the width falls like ``1 / (bins)``, so ten times narrower costs about ten times more
+counts. Victims certified below the maximum's lower end take one coarse evaluation.
 
-Rounds. Any certified pointwise upper value of the per-round profile can feed the
-connect-the-dots construction of :mod:`amp.rounds`; :func:`population_rounds` composes this
-bound (or the baseline) that way.
+Rounds: :func:`population_rounds` composes its certified points by :mod:`amp.rounds`.
 
-The maximum over victim groups and pairs is the bound. It is at most the common-blanket
-baseline (:class:`~amp.mechanisms.mixture.Population`): with every ``gamma_g`` replaced by the
-smallest, ``E[f(T)]`` is Theorem 4 itself.
+The maximum over victim groups and pairs is the bound; it is at most the common-blanket
+baseline (every ``gamma_g`` at the smallest: ``E[f(T)]`` is then Theorem 4 itself).
 """
 
 from __future__ import annotations
@@ -361,7 +356,8 @@ def sampled_population(pop: Population, q: float) -> Population:
 
 
 def population_delta(pop: Population, eps: float, *, rel_tol: float = 2e-3,
-                     abs_tol: float = 0.0, tail: float = TAIL) -> Bound:
+                     abs_tol: float = 0.0, tail: float = TAIL, progress=None,
+                     executor: object = None) -> Bound:
     """Certified Poisson-binomial blanket bound on ``delta(eps)`` of a fixed population.
 
     Theorem 4's reduction (Section 5.1) with one blanket shared by all users and each group at
@@ -380,6 +376,8 @@ def population_delta(pop: Population, eps: float, *, rel_tol: float = 2e-3,
         An upper end below this is returned as it is.
     tail : float, default 1e-30
         Bernstein tail mass cut from each binomial window (added to the upper end).
+    progress, executor
+        As in :func:`amp.delta`; the executor is checked, not used (victims run in turn).
 
     Returns
     -------
@@ -396,16 +394,22 @@ def population_delta(pop: Population, eps: float, *, rel_tol: float = 2e-3,
     True
     """
     from amp.core import validate as V
-    eps = V.positive_float("eps", eps, allow_zero=True)
+    from amp.inversion import as_progress
+    from amp.pairs import check_executor
+    eps, report = V.positive_float("eps", eps, allow_zero=True), as_progress(progress)
+    check_executor(executor)
     curves = victim_curves(pop, tail)
     lo, hi, worst = _max_delta(curves, eps, rel_tol, abs_tol)
-    return Bound("delta", min(lo, hi), hi, "upper", "poisson-binomial", pop.n,
-                 pop.name + ", Poisson-binomial blanket", {"eps": eps},
-                 details={"worst": worst, "gammas": pop.__dict__.get("_pb_gammas")})
+    res = Bound("delta", min(lo, hi), hi, "upper", "poisson-binomial", pop.n,
+                pop.name + ", Poisson-binomial blanket", {"eps": eps},
+                details={"worst": worst, "gammas": pop.__dict__.get("_pb_gammas")})
+    if report is not None:
+        report(f"delta(eps={eps:.6g}) in [{res.lower:.6g}, {res.upper:.6g}] (worst: {worst})")
+    return res
 
 
 def population_epsilon(pop: Population, delta: float, *, rel_tol: float = 1e-3,
-                       progress=None) -> Bound:
+                       progress=None, executor: object = None) -> Bound:
     """Certified ``eps(delta)`` of :func:`population_delta` (Theorem 4's reduction with each
     group at its own blanket mass).
 
@@ -425,8 +429,8 @@ def population_epsilon(pop: Population, delta: float, *, rel_tol: float = 1e-3,
     rel_tol : float, default 1e-3
         Largest relative width of the returned bracket (each ten times narrower costs about
         ten times more counts; the front door passes its own, 1e-4 by default).
-    progress : callable, optional
-        Called with one-line progress messages.
+    progress, executor
+        As in :func:`amp.epsilon`; the executor is checked, not used (victims run in turn).
 
     Returns
     -------
@@ -444,7 +448,9 @@ def population_epsilon(pop: Population, delta: float, *, rel_tol: float = 1e-3,
     True
     """
     from amp.core import validate as V
-    from amp.inversion import epsilon_of_curve, estimate_epsilon
+    from amp.inversion import as_progress, epsilon_of_curve, estimate_epsilon
+    from amp.pairs import check_executor
+    progress, _ = as_progress(progress), check_executor(executor)
     delta = V.probability_open("delta", delta)
     rel_tol = V.positive_float("rel_tol", rel_tol, upper=0.5)
     curves = victim_curves(pop)
