@@ -221,7 +221,7 @@ def epsilon(mechanism: Mechanism, n: int, delta: float | Iterable[float], *,
     for the shuffled mechanism (Theorem 4, the optimal decomposition bound). ``bound="lower"``:
     ``value`` (the lower end) is certified below the mechanism's true eps (Theorem 5). The
     search inverts the certified ``delta(eps)`` curve (:meth:`PrivacyProfile.epsilon
-    <amp.privacy_profile.PrivacyProfile.epsilon>`). A baseline's name (``"clone"``,
+    <amp.PrivacyProfile.epsilon>`). A baseline's name (``"clone"``,
     ``"clone-closed"``, ``"hoeffding"``, ``"bennett"``, ``"stronger-clone"``: the CLI's
     ``--bound`` choices) gives that baseline (:mod:`amp.baselines`), the same numbers as
     ``python -m amp epsilon ... --bound NAME``.
@@ -397,7 +397,7 @@ def epsilon_for(prof: PrivacyProfile, delta: float | Iterable[float], *,
                 rel_tol: float | None = None, progress: Progress | bool | None = None,
                 executor: object = None, strict: bool = False) -> Bound | list[Bound]:
     """Certified ``eps(delta)`` of a profile: an alias of :meth:`PrivacyProfile.epsilon
-    <amp.privacy_profile.PrivacyProfile.epsilon>` (``amp.epsilon_for(prof, d)`` is
+    <amp.PrivacyProfile.epsilon>` (``amp.epsilon_for(prof, d)`` is
     ``prof.epsilon(d)``, same arguments, same numbers; ``strict`` as in :func:`epsilon`): the
     smallest eps where Theorem 4's bound (Theorem 5's for a lower profile) is below ``delta``.
 
@@ -408,13 +408,13 @@ def epsilon_for(prof: PrivacyProfile, delta: float | Iterable[float], *,
     delta : float or sequence of float
         Target ``delta`` in ``(0, 1)``; a sequence gives a list in the same order.
     rel_tol, progress, executor, strict
-        As in :meth:`PrivacyProfile.epsilon <amp.privacy_profile.PrivacyProfile.epsilon>`.
+        As in :meth:`PrivacyProfile.epsilon <amp.PrivacyProfile.epsilon>`.
 
     Returns
     -------
     Bound or list of Bound
         Quantity ``"eps"``, as :meth:`PrivacyProfile.epsilon
-        <amp.privacy_profile.PrivacyProfile.epsilon>` returns it.
+        <amp.PrivacyProfile.epsilon>` returns it.
 
     Examples
     --------
