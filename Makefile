@@ -118,7 +118,9 @@ student: $(DATASETS)
 	$(PYTHON) scripts/student_edition.py --out _build/student
 
 # One PDF of the whole book: jupyter-book's singlehtml builder (executes every chapter) into
-# _build/pdf/site, then Chromium (Playwright, /usr/bin/chromium) prints it once MathJax is done.
+# _build/pdf/src, then Chromium (Playwright, /usr/bin/chromium) prints it once MathJax is done,
+# with scripts/pdf/amp-print.css (no on-screen gradients or shadows), and scripts/pdf/compact.py
+# repacks the file with object streams (58 MB -> ~9 MB; tests/test_pdf.py checks the size).
 pdf: $(STAMP) $(WIDGETS) $(DATASETS)
 	env -u MPLBACKEND $(BIN)/python scripts/build_pdf.py --out _build/pdf
 

@@ -7,10 +7,16 @@
    in Debian's Chromium through Playwright (``/usr/bin/chromium``; nothing is fetched from
    outside the site); every image is loaded, every fold (solutions, "Under the hood" boxes,
    hidden code) is opened, and the script waits until MathJax has typeset everything;
-3. before printing, the DOM is checked: no raw TeX left in the visible text outside code, no
-   image without pixels; then ``page.pdf()`` writes ``<out>/amp-book.pdf`` (A4, page numbers in
-   the footer, an outline from the headings) and ``<out>/amp-book.json`` (what was printed:
-   images, math, problems, seconds), which ``tests/test_pdf.py`` reads.
+3. before printing, ``scripts/pdf/amp-print.css`` is added to the page (no scroll-edge
+   gradients, no blurred shadows: Chromium writes each as a shading pattern or a raster image,
+   ~40 of the first PDF's 58 MB) and the DOM is checked: no raw TeX left in the visible text
+   outside code, no image without pixels; then ``page.pdf()`` prints (A4, page numbers in the
+   footer, tagged, an outline from the headings);
+4. ``scripts/pdf/compact.py`` repacks Chromium's PDF 1.4 file with object streams (the tagged
+   PDF's ~70,000 structure elements, uncompressed, were half of what was left) into
+   ``<out>/amp-book.pdf``, the same pages byte for byte; ``<out>/amp-book.json`` records what
+   was printed (images, math, problems, bytes before and after, seconds), which
+   ``tests/test_pdf.py`` reads.
 
 Usage::
 
@@ -33,10 +39,16 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO / "scripts" / "pdf"))
 from browser_check import (_IMAGES_JS, _MATHJAX_READY_JS, _RAW_DOLLAR_TEX,  # noqa: E402
                            _RAW_TEX_COMMAND, _VISIBLE_TEXT_JS, CHROMIUM, CHROMIUM_ARGS, serve)
+from compact import compact  # noqa: E402
 
 PDF_NAME = "amp-book.pdf"
+#: Print-only rules added to the page before printing: no scroll-edge gradients and no blurred
+#: shadows, which Chromium writes as thousands of shading patterns and rasterised images
+#: (see the file's comment; about 40 of the 58 MB of a PDF printed without it).
+PRINT_CSS = REPO / "scripts" / "pdf" / "amp-print.css"
 
 # Open every fold so that nothing is lost on paper (details, sphinx-togglebutton, hidden code).
 _UNFOLD_JS = """
@@ -160,6 +172,7 @@ def print_pdf(site: Path, pdf: Path, timeout_s: float = 600) -> dict:
                 page.wait_for_load_state("networkidle", timeout=30_000)
             except Exception:  # pragma: no cover - a slow widget; MathJax is awaited below
                 pass
+            page.add_style_tag(path=str(PRINT_CSS))
             report["details_opened"] = page.evaluate(_UNFOLD_JS)
             images = page.evaluate(_IMAGES_JS)
             page.evaluate(_MATHJAX_READY_JS)          # after unfolding: typeset everything
@@ -196,7 +209,8 @@ def print_pdf(site: Path, pdf: Path, timeout_s: float = 600) -> dict:
 
 
 def pdf_pages(pdf: Path) -> int | None:
-    """Page count via ``pdfinfo`` (poppler-utils), or by counting page objects."""
+    """Page count via ``pdfinfo`` (poppler-utils), or by counting page objects (which only
+    works on Chromium's file: the compacted one keeps them in compressed object streams)."""
     try:
         out = subprocess.run(["pdfinfo", str(pdf)], capture_output=True, text=True,
                              check=True).stdout
@@ -223,11 +237,23 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: no single-page build at {site}", file=sys.stderr)
         return 2
     pdf = out / PDF_NAME
-    report = print_pdf(site, pdf)
+    raw = out / "amp-book.chromium.pdf"
+    report = print_pdf(site, raw)
+    report["bytes_chromium"] = raw.stat().st_size
+    pages = pdf_pages(raw)
+    try:
+        compact(raw, pdf)
+        if pdf_pages(pdf) != pages:
+            raise ValueError(f"{pdf_pages(pdf)} pages after compaction, {pages} before")
+        raw.unlink()
+    except ValueError as e:  # keep Chromium's file, which is the same document
+        print(f"warning: PDF not compacted ({e}); keeping Chromium's file", file=sys.stderr)
+        raw.replace(pdf)
     report.update(pdf=str(pdf), pages=pdf_pages(pdf), bytes=pdf.stat().st_size,
                   build_seconds=build_seconds, site=str(site))
     (out / "amp-book.json").write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
-    print(f"PDF: {pdf} ({report['pages']} pages, {report['bytes'] / 1e6:.1f} MB; "
+    print(f"PDF: {pdf} ({report['pages']} pages, {report['bytes'] / 1e6:.1f} MB, "
+          f"{report['bytes_chromium'] / 1e6:.1f} MB as Chromium wrote it; "
           f"{len(report['figures'])} figures, {report['mjx']} math, {report['exercises']} "
           f"exercises; build {build_seconds} s, print {report['print_seconds']} s)")
     for p in report["problems"]:
