@@ -203,7 +203,7 @@ def test_compact_keeps_every_page(tmp_path: Path) -> None:
     """scripts/pdf/compact.py on a two-page matplotlib PDF (PDF 1.4, classic xref table, stream
     lengths as indirect objects). Oracle: poppler reading both files: the same text, the same
     pixels on every page, no syntax error; and the repacked file does use object streams and an
-    xref stream, and is refused a second time."""
+    xref stream; a file that is not a PDF is refused."""
     pytest.importorskip("matplotlib")
     from matplotlib.backends.backend_pdf import PdfPages
     from matplotlib.figure import Figure
@@ -220,7 +220,7 @@ def test_compact_keeps_every_page(tmp_path: Path) -> None:
     info = _compact()(src, dst)
     out = dst.read_bytes()
     assert out.startswith(b"%PDF-1.5") and b"/Type /ObjStm" in out and b"/Type /XRef" in out
-    assert not re.search(rb"(?m)^xref\s", out) and info["packed"] > 10
+    assert not re.search(rb"(?m)^xref\s", out) and info["objects"] > 10
     for tool, args in (("pdftotext", ["-layout"]), ("pdftoppm", ["-r", "40"])):
         exe = _poppler(tool)
         outputs = []
@@ -233,5 +233,6 @@ def test_compact_keeps_every_page(tmp_path: Path) -> None:
                             for p in sorted(tmp_path.glob(f"{prefix.name}*"))})
         assert outputs[0] == outputs[1] and outputs[0], f"{tool} output differs"
     assert len(outputs[0]) == 2                  # two pages rendered
-    with pytest.raises(ValueError, match="classic xref"):
-        _compact()(dst, tmp_path / "again.pdf")
+    (tmp_path / "junk.pdf").write_bytes(b"not a pdf")
+    with pytest.raises(ValueError, match="not a PDF"):
+        _compact()(tmp_path / "junk.pdf", tmp_path / "again.pdf")
