@@ -14,8 +14,8 @@
    footer, tagged, an outline from the headings);
 4. ``scripts/pdf/compact.py`` repacks Chromium's PDF 1.4 file with object streams (qpdf,
    through ``pikepdf``; the tagged PDF's ~70,000 structure elements, uncompressed, were half
-   of what was left) into ``<out>/amp-book.pdf``, the same pages; ``<out>/amp-book.json`` records what
-   was printed (images, math, problems, bytes before and after, seconds), which
+   of what was left) into ``<out>/amp-book.pdf``, the same pages; ``<out>/amp-book.json``
+   records what was printed (images, math, problems, bytes before and after, seconds), which
    ``tests/test_pdf.py`` reads.
 
 Usage::
