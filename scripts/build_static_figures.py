@@ -36,7 +36,6 @@ import hashlib
 import json
 import math
 import platform
-import subprocess
 import sys
 import time
 from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Decimal
@@ -44,6 +43,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))        # this checkout's amp, whatever the venv has installed
+sys.path.insert(0, str(REPO / "scripts"))
+from repo_git import git_output  # noqa: E402
 OUT = REPO / "book" / "data" / "static_figs"
 DIGITS = 4
 
@@ -95,14 +96,6 @@ def expm1_down(eps_down: float | None) -> float | None:
 
 
 # ----------------------------------------------------------------------------- provenance
-def _git(*args: str) -> str:
-    try:
-        return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True,
-                              check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
 def provenance(argv: list[str]) -> dict:
     import numpy
     import scipy
@@ -112,8 +105,8 @@ def provenance(argv: list[str]) -> dict:
         h.update(p.relative_to(REPO).as_posix().encode() + b"\0" + p.read_bytes())
     return {
         "command": "python scripts/build_static_figures.py " + " ".join(argv),
-        "git_commit": _git("rev-parse", "HEAD"),
-        "amp_modified_since_commit": bool(_git("status", "--porcelain", "amp")),
+        "git_commit": git_output(REPO, "rev-parse", "HEAD"),
+        "amp_modified_since_commit": bool(git_output(REPO, "status", "--porcelain", "amp")),
         "amp_source_sha256": h.hexdigest(),
         "amp_imported_from": str(Path(amp.__file__).resolve().parent.relative_to(REPO))
         if Path(amp.__file__).resolve().is_relative_to(REPO) else amp.__file__,
