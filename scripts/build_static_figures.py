@@ -465,9 +465,53 @@ def ch12() -> dict:
     }
 
 
+# ============================================================================ Chapter 14
+def ch14() -> dict:
+    """Certified central eps against n of a numeric randomizer (the widget of Chapter 14,
+    book/coursekit/numeric.py): the band from Theorem 5's lower bound (§5.3) to Theorem 4's
+    upper bound (§5.1), and the variation-ratio number of Wang et al. (uncertified)."""
+    sys.path.insert(0, str(REPO / "book"))
+    from coursekit.numeric import RANDOMIZERS, WIDGET_EPS0S, WIDGET_NS, numeric_curves
+
+    names = list(RANDOMIZERS)
+    eps0s = list(WIDGET_EPS0S)
+    delta = 1e-6
+    ns = list(WIDGET_NS)
+    frames = {}
+    for i, j in _grid(names, eps0s):
+        c = numeric_curves(names[i], eps0s[j], ns, delta)
+        upper, lower = [up(v) for v in c["upper"]], [down(v) for v in c["lower"]]
+        ser = [series("band", "certified: Theorem 5, §5.3 to Theorem 4, §5.1", C[0],
+                      x=ns, y=lower, y2=upper),
+               series("linepoints", "amp: upper bound (Theorem 4, §5.1)", C[0], x=ns, y=upper)]
+        if any(v is not None for v in c["vr"]):
+            ser.append(series("line", "variation-ratio number (uncertified)", C[3],
+                              dash="6 4", x=ns, y=[near(v) for v in c["vr"]]))
+        ser.append(series("hline", "no shuffling: ε = ε₀", GREY, dash="2 3", y=eps0s[j]))
+        k = ns.index(10_000)
+        note = (f"At n = 10,000 the true ε lies in [{lower[k]:.4g}, {upper[k]:.4g}] "
+                "(certified, rounded outwards)")
+        if c["vr"][k] is not None:
+            note += f"; variation-ratio number {near(c['vr'][k]):.4g} (uncertified)"
+        frames[f"{i}|{j}"] = {"title": f"{names[i]}, ε₀ = {eps0s[j]:g}, δ = {dtext(delta)}",
+                              "note": note + ".", "series": ser}
+        print(f"ch14 {names[i]} eps0={eps0s[j]}: {upper} {lower} {c['vr']}", flush=True)
+    return {
+        "id": "ch14-numeric", "chapter": "14_numeric_populations",
+        "caption": f"Central ε against n of a numeric randomizer at δ = {dtext(delta)}: amp's "
+                   "certified bracket and the variation-ratio number (uncertified).",
+        "controls": [select("randomizer", "randomizer", names, default="piecewise mechanism"),
+                     select("eps0", "ε₀", eps0s, default=2.0, kind="range")],
+        "axes": {"x": {"label": "number of users n", "log": True},
+                 "y": {"label": "central ε at δ", "log": True}},
+        "frames": frames,
+    }
+
+
 #: the figures that show certified bounds (the others: exact atoms, one simulated draw)
-CERTIFIED = ("ch01", "ch06", "ch07", "ch11")
-FIGURES = {"ch01": ch01, "ch05": ch05, "ch06": ch06, "ch07": ch07, "ch11": ch11, "ch12": ch12}
+CERTIFIED = ("ch01", "ch06", "ch07", "ch11", "ch14")
+FIGURES = {"ch01": ch01, "ch05": ch05, "ch06": ch06, "ch07": ch07, "ch11": ch11, "ch12": ch12,
+           "ch14": ch14}
 
 
 def build(name: str, argv: list[str]) -> dict:
