@@ -489,10 +489,10 @@ def ch14() -> dict:
                               dash="6 4", x=ns, y=[near(v) for v in c["vr"]]))
         ser.append(series("hline", "no shuffling: ε = ε₀", GREY, dash="2 3", y=eps0s[j]))
         k = ns.index(10_000)
-        note = (f"At n = 10,000 the true ε lies in [{lower[k]:.4g}, {upper[k]:.4g}] "
+        note = (f"At n = 10,000 the true ε lies in [{lower[k]:#.4g}, {upper[k]:#.4g}] "
                 "(certified, rounded outwards)")
         if c["vr"][k] is not None:
-            note += f"; variation-ratio number {near(c['vr'][k]):.4g} (uncertified)"
+            note += f"; variation-ratio number {near(c['vr'][k]):#.4g} (uncertified)"
         frames[f"{i}|{j}"] = {"title": f"{names[i]}, ε₀ = {eps0s[j]:g}, δ = {dtext(delta)}",
                               "note": note + ".", "series": ser}
         print(f"ch14 {names[i]} eps0={eps0s[j]}: {upper} {lower} {c['vr']}", flush=True)
