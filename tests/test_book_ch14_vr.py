@@ -110,3 +110,42 @@ def test_static_figure_points_bracket_amp():
             assert lo <= hi
             assert amp.delta(mech, n, hi).upper <= 1e-6 * (1 + 1e-12), (key, n, hi)
             assert amp.delta(mech, n, lo, bound="lower").lower >= 1e-6, (key, n, lo)
+
+
+def test_widget_busy_state_and_failure_message(monkeypatch):
+    """While a redraw computes, the controls are disabled and the status says so; a refused
+    computation leaves a visible message and the controls enabled again."""
+    pytest.importorskip("ipywidgets")
+    import matplotlib
+    matplotlib.use("Agg")
+    import coursekit.numeric as N
+    seen = {}
+
+    def fake_curves(name, eps0, ns=N.WIDGET_NS, delta=1e-6):
+        seen["disabled"] = box.children[0].children[0].disabled
+        seen["status"] = box.children[1].value
+        if eps0 == 4.0:
+            raise amp.ParameterError("refused for the test")
+        return {"n": list(ns), "upper": [0.2] * len(ns), "lower": [0.1] * len(ns),
+                "vr": [0.15] * len(ns)}
+
+    box = None
+    monkeypatch.setattr(N, "numeric_curves", fake_curves)
+    monkeypatch.setattr(N, "plot_numeric", lambda *a, **k: None)
+    import ipywidgets
+    real_vbox = ipywidgets.VBox
+
+    def capture(children, **kw):        # the box exists before the first redraw runs
+        nonlocal box
+        box = real_vbox(children, **kw)
+        return box
+
+    monkeypatch.setattr(ipywidgets, "VBox", capture)
+    w = N.numeric_widget("piecewise mechanism", eps0=2.0)
+    pick, slider = w.children[0].children
+    status = w.children[1]
+    assert seen["disabled"] and "computing" in seen["status"]
+    assert not pick.disabled and "[0.1000, 0.2000]" in status.value and "0.1500" in status.value
+    slider.value = 4.0
+    assert "cannot compute" in status.value and "refused for the test" in status.value
+    assert not pick.disabled and not slider.disabled
