@@ -1,4 +1,5 @@
-"""Chapter 14's widget: certified central eps of a numeric randomizer against n (book material).
+"""Chapter 14's widgets: certified central eps of a numeric randomizer against n, and what
+shuffling buys for a mean (book material).
 
 :func:`numeric_curves` computes, for one randomizer and ``eps0``, the certified bracket of the
 shuffled ``eps`` at ``delta`` for a few ``n``: the upper bound of Theorem 4 (§5.1, ``amp.epsilon``)
@@ -6,7 +7,8 @@ and the lower bound of Theorem 5 (§5.3, ``bound="lower"``: the exact ``eps`` of
 datasets, so no analysis can certify less), and the variation-ratio number of Wang et al.
 (:mod:`coursekit.variation_ratio`, uncertified) for the randomizers it has parameters for.
 :func:`numeric_widget` redraws it (needs a kernel); ``scripts/build_static_figures.py`` (``ch14``)
-stores the same curves at a grid of its settings for the static site.
+stores the same curves at a grid of its settings for the static site. :func:`mean_errors` and
+:func:`mean_widget` (``ch14mean``) do the same for the error of the estimated mean.
 
 Only the randomizers ``amp`` answers in about a second per point are offered (the Laplace
 mechanism, a continuous law bracketed by refinement, takes several seconds per point: it is in
@@ -24,7 +26,8 @@ from amp.core.errors import AmpError
 from coursekit.variation_ratio import published_parameters, vr_epsilon
 
 __all__ = ["RANDOMIZERS", "WIDGET_NS", "WIDGET_EPS0S", "numeric_curves", "plot_numeric",
-           "numeric_widget"]
+           "numeric_widget", "MEAN_RANDOMIZERS", "MEAN_EPSS", "worst_variance", "mean_errors",
+           "mean_widget"]
 
 #: display name -> (constructor, name of its variation-ratio parameters or None)
 RANDOMIZERS = {"Duchi et al.": (amp.Duchi, "duchi"),
@@ -132,5 +135,105 @@ def numeric_widget(name: str = "piecewise mechanism", eps0: float = 2.0,
     slider.observe(redraw, names="value")
     box = widgets.VBox([widgets.HBox([pick, slider]), status, out])
     box.redraw = redraw          # for tests and scripted use
+    redraw()
+    return box
+
+
+# ----------------------------------------------------------------------------- the mean
+#: the unbiased mean estimators (square wave's reports are not unbiased)
+MEAN_RANDOMIZERS = {"Duchi et al.": amp.Duchi, "piecewise mechanism": amp.PiecewiseMechanism}
+MEAN_EPSS = (0.5, 1.0, 2.0)
+SETTINGS = ("local", "shuffled", "central")
+
+
+def worst_variance(name: str, eps0: float) -> float:
+    """Largest variance of one user's unbiased report over inputs in ``[-1, 1]``.
+
+    Duchi: ``C^2 - x^2`` with ``C = 1/tanh(eps0/2)``, largest at ``x = 0``. Piecewise mechanism:
+    ``E[y^2] - t^2`` from its density (level ``p`` on the window ``[l(t), l(t) + C - 1]``,
+    ``p/E`` elsewhere on ``[-C, C]``), by the exact integrals of ``y^2``; largest at ``|t| = 1``.
+    """
+    if name == "Duchi et al.":
+        return 1 / math.tanh(eps0 / 2) ** 2
+    m = amp.PiecewiseMechanism(eps0)
+    E, C, p = math.exp(eps0), m.C, m.p
+    lo = (C + 1) / 2 - (C - 1) / 2                      # l(1) = 1
+    hi = lo + C - 1                                      # = C
+    second = p / E * (2 * C ** 3 / 3) + (p - p / E) * (hi ** 3 - lo ** 3) / 3
+    return second - 1.0
+
+
+def mean_errors(name: str, eps: float, ns=WIDGET_NS, delta: float = 1e-6) -> dict:
+    """Worst-case root-mean-squared error of the estimated mean of ``n`` inputs in ``[-1, 1]``
+    at central ``(eps, delta)``: local only (``eps0 = eps``), shuffled (``eps0`` calibrated by
+    ``amp.calibrate_eps0``: certified to meet the target, Theorem 4, §5.1) and the central
+    Laplace mechanism (``sqrt(8)/(n eps)``). ``eps0`` is ``None`` where amp cannot calibrate."""
+    if name not in MEAN_RANDOMIZERS:
+        raise amp.ParameterError(f"randomizer must be one of {list(MEAN_RANDOMIZERS)}, "
+                                 f"got {name!r}")
+    out = {"n": list(ns), "eps0": [], "local": [], "shuffled": [], "central": []}
+    local = math.sqrt(worst_variance(name, eps))
+    for n in ns:
+        try:
+            e0 = amp.calibrate_eps0(MEAN_RANDOMIZERS[name], int(n), eps, delta).value
+        except AmpError:
+            e0 = None
+        out["eps0"].append(e0)
+        out["local"].append(local / math.sqrt(n))
+        out["shuffled"].append(math.sqrt(worst_variance(name, e0) / n) if e0 else None)
+        out["central"].append(math.sqrt(8) / (n * eps))
+    return out
+
+
+def mean_widget(name: str = "Duchi et al.", eps: float = 1.0, delta: float = 1e-6):
+    """What shuffling buys for a mean (needs a kernel): choose the randomizer and the central
+    ``eps``; each redraw calibrates ``eps0`` at four ``n``. Busy state and failures as in
+    :func:`numeric_widget`."""
+    import ipywidgets as widgets
+    import matplotlib.pyplot as plt
+
+    pick = widgets.Dropdown(options=list(MEAN_RANDOMIZERS), value=name,
+                            description="randomizer")
+    slider = widgets.SelectionSlider(options=list(MEAN_EPSS), value=eps,
+                                     description="central ε", continuous_update=False)
+    status = widgets.HTML("")
+    out = widgets.Output()
+    looks = {"local": ("local only (ε₀ = ε)", "C1", "s-"),
+             "shuffled": ("shuffled (ε₀ calibrated by amp, Theorem 4, §5.1)", "C0", "o-"),
+             "central": ("central Laplace", "C2", "^-")}
+
+    def redraw(*_):
+        pick.disabled = slider.disabled = True
+        status.value = "<b>computing…</b> (calibrating ε₀ at four n)"
+        try:
+            r = mean_errors(pick.value, slider.value, delta=delta)
+            with out:
+                out.clear_output(wait=True)
+                fig, ax = plt.subplots(figsize=(6.4, 3.8))
+                for key, (label, col, fmt) in looks.items():
+                    ax.loglog(r["n"], [v if v is not None else math.nan for v in r[key]], fmt,
+                              color=col, label=label, ms=4)
+                ax.set_xlabel("number of users $n$")
+                ax.set_ylabel("worst-case RMSE of the mean")
+                ax.set_title(f"{pick.value}, central ε = {slider.value:g}, δ = {delta:g}")
+                ax.legend(fontsize=8)
+                plt.show()
+            i = r["n"].index(10_000)
+            e0 = r["eps0"][i]
+            status.value = html.escape(
+                f"At n = 10,000: shuffled ε₀ = {math.floor(e0 * 1e3) / 1e3:.3f} (certified); "
+                f"error {r['shuffled'][i]:.2e} against {r['local'][i]:.2e} local only and "
+                f"{r['central'][i]:.2e} central." if e0 else
+                "At n = 10,000 amp cannot calibrate ε₀.")
+        except AmpError as exc:
+            status.value = ("<span style='color:#b00020'><b>cannot compute:</b> "
+                            f"{html.escape(str(exc))}</span>")
+        finally:
+            pick.disabled = slider.disabled = False
+
+    pick.observe(redraw, names="value")
+    slider.observe(redraw, names="value")
+    box = widgets.VBox([widgets.HBox([pick, slider]), status, out])
+    box.redraw = redraw
     redraw()
     return box
