@@ -64,7 +64,6 @@ import json
 import math
 import os
 import signal
-import subprocess
 import sys
 import time
 import zlib
@@ -72,6 +71,8 @@ from decimal import ROUND_CEILING, Decimal
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "scripts"))
+from repo_git import git_output  # noqa: E402
 OUT = REPO / "book" / "_static" / "calculator" / "table.js"
 CHECKPOINT = REPO / "artifacts" / "calc_pairs.jsonl"
 
@@ -626,14 +627,6 @@ def worst_ratio(table: dict, eps0: float, row_a: list, row_b: list, deltas: list
     return best
 
 
-def _git(*args: str) -> str:
-    try:
-        return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True,
-                              check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
 def load_checkpoint(path: Path) -> dict:
     cells = {}
     if path.is_file():
@@ -814,7 +807,7 @@ def main(argv: list[str] | None = None) -> int:
     for extra in args.also_read:
         cells.update(load_checkpoint(extra))
     if args.compute:
-        commit = _git("rev-parse", "HEAD")
+        commit = git_output(REPO, "rev-parse", "HEAD")
         srcs = [m["id"] for m in MECHANISMS if "same_as" not in m]
         skip = {(m, float(e), int(float(n))) for m, e, n in
                 (x.split(":") for x in args.skip)}

@@ -36,7 +36,6 @@ import hashlib
 import json
 import math
 import platform
-import subprocess
 import sys
 import time
 from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Decimal
@@ -44,6 +43,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))        # this checkout's amp, whatever the venv has installed
+sys.path.insert(0, str(REPO / "scripts"))
+from repo_git import git_output  # noqa: E402
 OUT = REPO / "book" / "data" / "static_figs"
 DIGITS = 4
 
@@ -95,14 +96,6 @@ def expm1_down(eps_down: float | None) -> float | None:
 
 
 # ----------------------------------------------------------------------------- provenance
-def _git(*args: str) -> str:
-    try:
-        return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True,
-                              check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
 def provenance(argv: list[str]) -> dict:
     import numpy
     import scipy
@@ -112,8 +105,8 @@ def provenance(argv: list[str]) -> dict:
         h.update(p.relative_to(REPO).as_posix().encode() + b"\0" + p.read_bytes())
     return {
         "command": "python scripts/build_static_figures.py " + " ".join(argv),
-        "git_commit": _git("rev-parse", "HEAD"),
-        "amp_modified_since_commit": bool(_git("status", "--porcelain", "amp")),
+        "git_commit": git_output(REPO, "rev-parse", "HEAD"),
+        "amp_modified_since_commit": bool(git_output(REPO, "status", "--porcelain", "amp")),
         "amp_source_sha256": h.hexdigest(),
         "amp_imported_from": str(Path(amp.__file__).resolve().parent.relative_to(REPO))
         if Path(amp.__file__).resolve().is_relative_to(REPO) else amp.__file__,
@@ -472,9 +465,92 @@ def ch12() -> dict:
     }
 
 
+# ============================================================================ Chapter 14
+def ch14() -> dict:
+    """Certified central eps against n of a numeric randomizer (the widget of Chapter 14,
+    book/coursekit/numeric.py): the band from Theorem 5's lower bound (§5.3) to Theorem 4's
+    upper bound (§5.1), and the variation-ratio number of Wang et al. (uncertified)."""
+    sys.path.insert(0, str(REPO / "book"))
+    from coursekit.numeric import RANDOMIZERS, WIDGET_EPS0S, WIDGET_NS, numeric_curves
+
+    names = list(RANDOMIZERS)
+    eps0s = list(WIDGET_EPS0S)
+    delta = 1e-6
+    ns = list(WIDGET_NS)
+    frames = {}
+    for i, j in _grid(names, eps0s):
+        c = numeric_curves(names[i], eps0s[j], ns, delta)
+        upper, lower = [up(v) for v in c["upper"]], [down(v) for v in c["lower"]]
+        ser = [series("band", "certified: Theorem 5, §5.3 to Theorem 4, §5.1", C[0],
+                      x=ns, y=lower, y2=upper),
+               series("linepoints", "amp: upper bound (Theorem 4, §5.1)", C[0], x=ns, y=upper)]
+        if any(v is not None for v in c["vr"]):
+            ser.append(series("line", "variation-ratio number (uncertified)", C[3],
+                              dash="6 4", x=ns, y=[near(v) for v in c["vr"]]))
+        ser.append(series("hline", "no shuffling: ε = ε₀", GREY, dash="2 3", y=eps0s[j]))
+        k = ns.index(10_000)
+        note = (f"At n = 10,000 the true ε lies in [{lower[k]:#.4g}, {upper[k]:#.4g}] "
+                "(certified, rounded outwards)")
+        if c["vr"][k] is not None:
+            note += f"; variation-ratio number {near(c['vr'][k]):#.4g} (uncertified)"
+        frames[f"{i}|{j}"] = {"title": f"{names[i]}, ε₀ = {eps0s[j]:g}, δ = {dtext(delta)}",
+                              "note": note + ".", "series": ser}
+        print(f"ch14 {names[i]} eps0={eps0s[j]}: {upper} {lower} {c['vr']}", flush=True)
+    return {
+        "id": "ch14-numeric", "chapter": "14_numeric_populations",
+        "caption": f"Central ε against n of a numeric randomizer at δ = {dtext(delta)}: amp's "
+                   "certified bracket and the variation-ratio number (uncertified).",
+        "controls": [select("randomizer", "randomizer", names, default="piecewise mechanism"),
+                     select("eps0", "ε₀", eps0s, default=2.0, kind="range")],
+        "axes": {"x": {"label": "number of users n", "log": True},
+                 "y": {"label": "central ε at δ", "log": True}},
+        "frames": frames,
+    }
+
+
+def ch14mean() -> dict:
+    """Worst-case error of the estimated mean against n (the second widget of Chapter 14,
+    book/coursekit/numeric.py): local only, shuffled with eps0 calibrated by amp (certified to
+    meet the central target, Theorem 4, §5.1), and the central Laplace mechanism."""
+    sys.path.insert(0, str(REPO / "book"))
+    from coursekit.numeric import MEAN_EPSS, MEAN_RANDOMIZERS, WIDGET_NS, mean_errors
+
+    names = list(MEAN_RANDOMIZERS)
+    epss = list(MEAN_EPSS)
+    delta = 1e-6
+    ns = list(WIDGET_NS)
+    looks = {"local": ("local only (ε₀ = ε)", C[1], "square"),
+             "shuffled": ("shuffled (ε₀ calibrated by amp, Theorem 4, §5.1)", C[0], "circle"),
+             "central": ("central Laplace", C[2], "triangle")}
+    frames = {}
+    for i, j in _grid(names, epss):
+        r = mean_errors(names[i], epss[j], ns, delta)
+        ser = [series("linepoints", label, col, marker=mark, x=ns, y=[near(v) for v in r[key]])
+               for key, (label, col, mark) in looks.items()]
+        k = ns.index(10_000)
+        e0 = r["eps0"][k]
+        note = (f"At n = 10,000: shuffled ε₀ = {down(e0):#.4g} (certified, rounded down); "
+                f"error {near(r['shuffled'][k]):.3g} against {near(r['local'][k]):.3g} local "
+                f"only and {near(r['central'][k]):.3g} central.")
+        frames[f"{i}|{j}"] = {"title": f"{names[i]}, central ε = {epss[j]:g}, δ = {dtext(delta)}",
+                              "note": note, "series": ser}
+        print(f"ch14mean {names[i]} eps={epss[j]}: eps0 {r['eps0']}", flush=True)
+    return {
+        "id": "ch14mean-error", "chapter": "14_numeric_populations",
+        "caption": "Worst-case root-mean-squared error of the estimated mean of n inputs in "
+                   f"[−1, 1] at central (ε, δ = {dtext(delta)}): local only, shuffled, central.",
+        "controls": [select("randomizer", "randomizer", names, default="Duchi et al."),
+                     select("eps", "central ε", epss, default=1.0, kind="range")],
+        "axes": {"x": {"label": "number of users n", "log": True},
+                 "y": {"label": "worst-case RMSE of the mean", "log": True}},
+        "frames": frames,
+    }
+
+
 #: the figures that show certified bounds (the others: exact atoms, one simulated draw)
-CERTIFIED = ("ch01", "ch06", "ch07", "ch11")
-FIGURES = {"ch01": ch01, "ch05": ch05, "ch06": ch06, "ch07": ch07, "ch11": ch11, "ch12": ch12}
+CERTIFIED = ("ch01", "ch06", "ch07", "ch11", "ch14")
+FIGURES = {"ch01": ch01, "ch05": ch05, "ch06": ch06, "ch07": ch07, "ch11": ch11, "ch12": ch12,
+           "ch14": ch14, "ch14mean": ch14mean}
 
 
 def build(name: str, argv: list[str]) -> dict:

@@ -22,7 +22,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "book" / "data" / "static_figs"
-NAMES = ("ch01", "ch05", "ch06", "ch07", "ch11", "ch12")
+NAMES = ("ch01", "ch05", "ch06", "ch07", "ch11", "ch12", "ch14", "ch14mean")
 KINDS = {"line", "linepoints", "points", "stem", "hline", "vline", "vspan", "band", "bar"}
 
 
