@@ -78,6 +78,7 @@ from amp.pld_lower import (check_compose_memory, convex_minorant as _convex_mino
                             repair as _repair, self_compose_pad)
 from amp.pairs import delta_max
 from amp.privacy_profile import PrivacyProfile, check_mechanism, laws_for
+from amp.rounds_points import choose_knots, normal_estimate, uniform_knots
 
 # scipy is imported on first use (amp.core.lazy): import amp stays fast
 gammaln = lazy("scipy.special", "gammaln")
@@ -207,31 +208,69 @@ class ComposableProfile:
             self._cut = max(hi, 1e-9)
         return self._cut
 
-    def upper_points(self, step: float, points: int = GRID_POINTS) -> tuple[np.ndarray, np.ndarray]:
+    def upper_points(self, step: float, points: int = GRID_POINTS,
+                     knots: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Grid indices ``k_i`` (``eps_i = k_i step``, symmetric about 0) and convex upper values
         ``>= H(eps_i)``; for ``eps < 0``, ``H(eps) <= 1 - e^eps + e^eps H(-eps)`` (the identity
-        ``D_t(P||Q) = 1 - t + t D_{1/t}(Q||P)`` and ``(Q, P)`` is a neighbouring pair too)."""
-        kmax = int(math.ceil(self.eps_cut / step))
-        ks = np.unique(np.round(np.linspace(0, kmax, min(points, kmax) + 1)).astype(np.int64))
-        u = np.array([self._upper(float(k * step)) for k in ks])
-        u = np.minimum.accumulate(u)                 # H is non-increasing
-        kn = -ks[:0:-1]                              # negative side, increasing
-        en = kn * step
-        un = np.minimum(1.0, -np.expm1(en) + np.exp(en) * u[:0:-1] * (1 + 4 * U) + 4 * U)
-        ks = np.concatenate([kn, ks])
-        u = np.minimum.accumulate(np.concatenate([un, u]))
-        return ks, _convex_minorant(np.exp(ks * step), u)
+        ``D_t(P||Q) = 1 - t + t D_{1/t}(Q||P)`` and ``(Q, P)`` is a neighbouring pair too).
 
-    def upper_pmf(self, step: float, points: int = GRID_POINTS, *, sparse: bool = False):
+        ``knots``: the non-negative grid indices to certify (default: ``points + 1`` uniform
+        ones up to ``eps_cut``); ``0`` and the grid end are always added. Any such set gives a
+        valid curve (steps 2-3 of the module docstring use nothing else;
+        :mod:`amp.rounds_points` chooses a small one)."""
+        kmax = int(math.ceil(self.eps_cut / step))
+        if knots is None:
+            ks = uniform_knots(kmax, points)
+        else:
+            ks = np.union1d(np.asarray(knots, dtype=np.int64), [0, kmax])
+            ks = ks[(ks >= 0) & (ks <= kmax)]
+        u = np.array([self._upper(float(k * step)) for k in ks])
+        return _mirror(ks, u, step)
+
+    def upper_pmf(self, step: float, points: int = GRID_POINTS, *, sparse: bool = False,
+                  knots: np.ndarray | None = None):
         """Pessimistic connect-the-dots PLD (dp-accounting ``DensePLDPmf``) on ``step``.
 
         ``sparse``: the rounding margin of ``_repair`` counts the pmf's nonzero masses
         (zeros add no rounding to the curve's sums) instead of its length; a long pmf on a fine
-        step then moves far less mass to infinity (:func:`amp.to_pld`)."""
+        step then moves far less mass to infinity (:func:`amp.to_pld`). ``knots``: see
+        :meth:`upper_points`."""
         pmf_mod = _accounting()
-        ks, d = self.upper_points(step, points)
+        ks, d = self.upper_points(step, points, knots)
         pmf = pmf_mod.create_pmf_pessimistic_connect_dots(step, ks, d).to_dense_pmf()
         return _repair(pmf, ks, d, step, sparse)
+
+    def estimate(self, eps: np.ndarray) -> np.ndarray | None:
+        """Uncertified estimate of the profile at ``eps`` (:func:`amp.rounds_points.normal_estimate`)
+        for placing points, or ``None`` where there is none (a matrix's pairs, or a subclass
+        with its own certified values)."""
+        if type(self)._upper is not ComposableProfile._upper or self.profile.pairs is not None:
+            return None
+        laws = self.profile.laws
+        if not all(isinstance(law, GPARV) for law in laws):
+            return None
+        return normal_estimate(laws, self.round.n, eps)
+
+    def knots(self, step: float, points: int, times: int, *, delta: float | None = None,
+              eps: float | None = None) -> np.ndarray | None:
+        """Grid indices to certify for ``times`` self-composed rounds asked at ``delta`` (or
+        ``eps``): :func:`amp.rounds_points.choose_knots`, predicted at least as tight as the
+        uniform grid of ``points``; ``None`` (use that grid) without an estimate, for one round,
+        or when the pilot fails."""
+        if times < 2:
+            return None
+        kmax = int(math.ceil(self.eps_cut / step))
+        if kmax < 8 or self.estimate(np.zeros(1)) is None:
+            return None
+        pmf_mod = _accounting()
+
+        def pmf_of(ks, u):
+            k2, d = _mirror(ks, u, step)
+            return pmf_mod.create_pmf_pessimistic_connect_dots(step, k2, d).to_dense_pmf()
+        try:
+            return choose_knots(kmax, points, step, self.estimate, pmf_of, times, delta, eps)
+        except (ArithmeticError, ValueError, MemoryError):      # only a placement: keep uniform
+            return None
 
     def lower_laws(self) -> list[GPARV]:
         """Theorem 5 laws of the round's randomizer (at most 8); with ``lower_pair`` set, the
@@ -255,6 +294,18 @@ class ComposableProfile:
     def lower_range(self) -> float:
         """Width of the lower pair's loss range (for the choice of a common step)."""
         return min(self._losses(i, law)[2] for i, law in enumerate(self.lower_laws()))
+
+
+def _mirror(ks: np.ndarray, u: np.ndarray, step: float) -> tuple[np.ndarray, np.ndarray]:
+    """Upper values ``u`` at non-negative grid indices ``ks`` (increasing, from 0) to the
+    symmetric grid and its convex values (:meth:`ComposableProfile.upper_points`)."""
+    u = np.minimum.accumulate(np.asarray(u, dtype=float))   # H is non-increasing
+    kn = -ks[:0:-1]                              # negative side, increasing
+    en = kn * step
+    un = np.minimum(1.0, -np.expm1(en) + np.exp(en) * u[:0:-1] * (1 + 4 * U) + 4 * U)
+    ks = np.concatenate([kn, ks])
+    u = np.minimum.accumulate(np.concatenate([un, u]))
+    return ks, _convex_minorant(np.exp(ks * step), u)
 
 
 def _groups(law: GPARV) -> list[tuple[float, float, float]]:
@@ -364,10 +415,19 @@ def _compose_all(pmfs: list[tuple[object, int]]):
     return acc, pad
 
 
-def _upper_pmf(rounds: list[Round], points: int):
+def _upper_pmf(rounds: list[Round], points: int, *, delta: float | None = None,
+               eps: float | None = None):
+    """The composed pessimistic PLD and its pad. One kind of round asked at ``delta`` (or
+    ``eps``): its profile is certified at the points :meth:`ComposableProfile.knots` chooses
+    for that question (valid for any choice; predicted at least as tight as the uniform grid
+    of ``points``); otherwise at the uniform grid."""
     profs = [ComposableProfile(r.mechanism, r.n, r.sampling) for r in rounds]
     step = min(p.eps_cut for p in profs) / (UPPER_CELLS * points)
-    acc, pad = _compose_all([(p.upper_pmf(step, points), r.times) for p, r in zip(profs, rounds)])
+    knots = [None] * len(rounds)
+    if len(rounds) == 1 and (delta is not None or eps is not None):
+        knots[0] = profs[0].knots(step, points, rounds[0].times, delta=delta, eps=eps)
+    acc, pad = _compose_all([(p.upper_pmf(step, points, knots=kn), r.times)
+                             for p, r, kn in zip(profs, rounds, knots)])
     return acc, pad + TRUNCATION
 
 
@@ -422,7 +482,9 @@ def compose(rounds: Iterable[object], *, delta: float | None = None, eps: float 
     if (delta is None) == (eps is None):
         raise ParameterError("give exactly one of delta (for eps) or eps (for delta)")
     points = V.int_at_least("points", points, 8)
-    up, pad_up = _upper_pmf(rs, points)
+    d_ask = None if delta is None else V.probability_open("delta", delta)
+    e_ask = None if eps is None else V.positive_float("eps", eps, allow_zero=True)
+    up, pad_up = _upper_pmf(rs, points, delta=d_ask, eps=e_ask)
     lo_pmf, pad_lo = _lower_pmfs(rs)
     total = sum(r.times for r in rs)
     desc = _describe(rs)
