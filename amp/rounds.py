@@ -22,7 +22,12 @@ Why ``upper`` is valid (privacy loss distributions of dp-accounting, composed):
    ``<= 1e-25``) we take the upper values, their running minimum from the left (valid, ``H``
    decreases), and the greatest convex minorant of these points together with ``(t = 0, 1)``.
    The chord interpolation of the true values is a convex minorant of the upper values, hence
-   lies below that greatest one: the minorant stays ``>= H`` at every grid point.
+   lies below that greatest one: the minorant stays ``>= H`` at every grid point. Nothing here
+   needs the points to be evenly spaced: any set of grid points containing ``0`` and ``eps_m``
+   works, and :mod:`amp.rounds_points` certifies only the ~40 (instead of 120) that the
+   composed answer depends on (placed from an uncertified estimate and pilot composition, then
+   checked once the values are certified; the uniform grid's points are added when the check
+   fails, and adding points only lowers the minorant).
 3. *Connect the dots* (Doroshenko, Ghazi, Kamath, Kumar, Manurangsi, PETS 2022, Algorithm 1;
    Zhu, Dong, Wang, AISTATS 2022). The pessimistic connect-the-dots PLD of these points
    (``pld_pmf.create_pmf_pessimistic_connect_dots``) is the PLD of a pair whose hockey-stick
@@ -69,6 +74,7 @@ from amp.core.lazy import lazy
 from amp.core import validate as V
 from amp.core.errors import NumericalError, ParameterError
 from amp.core.result import Bound
+from amp.core.tails import chernoff_upper
 from amp.mechanisms.gparv import GPARV
 from amp.mechanisms.subsampled import Subsampled, check_sampling
 from amp.mechanisms.base import Mechanism
@@ -78,7 +84,7 @@ from amp.pld_lower import (check_compose_memory, convex_minorant as _convex_mino
                             repair as _repair, self_compose_pad)
 from amp.pairs import delta_max
 from amp.privacy_profile import PrivacyProfile, check_mechanism, laws_for
-from amp.rounds_points import choose_knots, normal_estimate, uniform_knots
+from amp.rounds_points import choose_knots, knots_suffice, normal_estimate, uniform_knots
 
 # scipy is imported on first use (amp.core.lazy): import amp stays fast
 gammaln = lazy("scipy.special", "gammaln")
@@ -96,6 +102,10 @@ TAIL_DELTA = 1e-25
 GRID_POINTS = 120
 #: Relative width of the certified delta brackets at the grid points.
 UPPER_REL_TOL = 2e-3
+#: Width the structured path aims at there (as cheap as ``2e-3`` where it serves, and
+#: without it a first evaluation may stop ~1e-3 above the value; other paths stop at
+#: ``UPPER_REL_TOL``).
+UPPER_GOAL = 2e-5
 #: Loss-grid cells per connect-the-dots interval (upper) and cells of the lower PLD's range.
 UPPER_CELLS, LOWER_CELLS = 8, 20_000
 #: Truncated tail mass of dp-accounting's self-composition.
@@ -172,7 +182,7 @@ class ComposableProfile:
         if prof.pairs is not None:
             return min(1.0, delta_max(prof.pairs, prof.n, eps, rel_tol=UPPER_REL_TOL,
                                       method=prof.method, goal=UPPER_REL_TOL)[1])
-        return min(1.0, max(c.delta(eps, rel_tol=UPPER_REL_TOL, goal=UPPER_REL_TOL).upper
+        return min(1.0, max(c.delta(eps, rel_tol=UPPER_REL_TOL, goal=UPPER_GOAL).upper
                             for c in prof.curves))
 
     def _max_eps(self) -> float:
@@ -182,26 +192,40 @@ class ComposableProfile:
             return float(prof.pairs.max_eps().max())
         return max(c.max_eps for c in prof.curves)
 
+    def _tail_upper(self, eps: float) -> float:
+        """A cheap certified upper end of the profile at ``eps`` for locating the grid end: the
+        Chernoff bound of each law (:func:`amp.core.tails.chernoff_upper`, its atoms raised by
+        their floating-point noise ``16 u (a + e^eps b)`` as in
+        :class:`~amp.backends.dispatch.LawDelta`), or :meth:`_upper` where there is none."""
+        if self.estimate(np.zeros(1)) is None:
+            return self._upper(eps)
+        out = 0.0
+        for law in self.profile.laws:
+            g, p = law.atoms(eps)
+            out = max(out, chernoff_upper(g, p, self.round.n, 16 * U * law.magnitudes(eps)))
+        return min(1.0, out)
+
     @property
     def eps_cut(self) -> float:
         """A grid end ``eps_m`` with certified ``delta_upper(eps_m) <= TAIL_DELTA`` (or the
-        eps from which the bound is 0)."""
+        eps from which the bound is 0), located with :meth:`_tail_upper` (any ``eps_m`` is
+        valid: the value certified there becomes the mass at infinity)."""
         if self._cut is None:
             hi = self._max_eps()
             if not math.isfinite(hi):
                 hi = 1.0
-                while self._upper(hi) > TAIL_DELTA:
+                while self._tail_upper(hi) > TAIL_DELTA:
                     hi *= 2
                     if hi > 1e3:
                         raise NumericalError("the per-round profile does not reach "
                                              f"{TAIL_DELTA:g} below eps = 1000")
             lo = 0.0
-            if self._upper(0.0) > TAIL_DELTA:
+            if self._tail_upper(0.0) > TAIL_DELTA:
                 for _ in range(40):
                     if hi - lo <= 1e-3 * hi:
                         break
                     mid = 0.5 * (lo + hi)
-                    if self._upper(mid) <= TAIL_DELTA:
+                    if self._tail_upper(mid) <= TAIL_DELTA:
                         hi = mid
                     else:
                         lo = mid
@@ -209,7 +233,8 @@ class ComposableProfile:
         return self._cut
 
     def upper_points(self, step: float, points: int = GRID_POINTS,
-                     knots: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+                     knots: np.ndarray | None = None, *, fallback: bool = True
+                     ) -> tuple[np.ndarray, np.ndarray]:
         """Grid indices ``k_i`` (``eps_i = k_i step``, symmetric about 0) and convex upper values
         ``>= H(eps_i)``; for ``eps < 0``, ``H(eps) <= 1 - e^eps + e^eps H(-eps)`` (the identity
         ``D_t(P||Q) = 1 - t + t D_{1/t}(Q||P)`` and ``(Q, P)`` is a neighbouring pair too).
@@ -217,7 +242,9 @@ class ComposableProfile:
         ``knots``: the non-negative grid indices to certify (default: ``points + 1`` uniform
         ones up to ``eps_cut``); ``0`` and the grid end are always added. Any such set gives a
         valid curve (steps 2-3 of the module docstring use nothing else;
-        :mod:`amp.rounds_points` chooses a small one)."""
+        :mod:`amp.rounds_points` chooses a small one). ``fallback``: when the estimate that
+        chose ``knots`` proves off once they are certified (:meth:`_knots_suffice`), the uniform
+        grid's points are certified too (the bound is then at least as tight as the uniform grid's)."""
         kmax = int(math.ceil(self.eps_cut / step))
         if knots is None:
             ks = uniform_knots(kmax, points)
@@ -225,6 +252,14 @@ class ComposableProfile:
             ks = np.union1d(np.asarray(knots, dtype=np.int64), [0, kmax])
             ks = ks[(ks >= 0) & (ks <= kmax)]
         u = np.array([self._upper(float(k * step)) for k in ks])
+        if knots is not None and fallback and not self._knots_suffice(step, points, ks, u):
+            # the estimate that placed the points is off: add the uniform grid's points (more
+            # points only lower the convex minorant, so this is at least as tight as it)
+            extra = np.setdiff1d(uniform_knots(kmax, points), ks)
+            ue = np.array([self._upper(float(k * step)) for k in extra])
+            ks = np.concatenate([ks, extra])
+            order = np.argsort(ks)
+            ks, u = ks[order], np.concatenate([u, ue])[order]
         return _mirror(ks, u, step)
 
     def upper_pmf(self, step: float, points: int = GRID_POINTS, *, sparse: bool = False,
@@ -262,15 +297,33 @@ class ComposableProfile:
         kmax = int(math.ceil(self.eps_cut / step))
         if kmax < 8 or self.estimate(np.zeros(1)) is None:
             return None
+        self._question = (times, delta, eps)
+        try:
+            return choose_knots(kmax, points, step, self.estimate, self._pilot_pmf(step),
+                                times, delta, eps)
+        except (ArithmeticError, ValueError, MemoryError):      # only a placement: keep uniform
+            return None
+
+    def _pilot_pmf(self, step: float):
         pmf_mod = _accounting()
 
         def pmf_of(ks, u):
-            k2, d = _mirror(ks, u, step)
+            k2, d = _mirror(ks, np.maximum(u, 0.0), step)
             return pmf_mod.create_pmf_pessimistic_connect_dots(step, k2, d).to_dense_pmf()
+        return pmf_of
+
+    def _knots_suffice(self, step: float, points: int, ks: np.ndarray, u: np.ndarray) -> bool:
+        """:func:`amp.rounds_points.knots_suffice` for the question :meth:`knots` chose the
+        points for (False without one, or if the check fails)."""
+        q = getattr(self, "_question", None)
+        if q is None:
+            return False
+        kmax = int(math.ceil(self.eps_cut / step))
         try:
-            return choose_knots(kmax, points, step, self.estimate, pmf_of, times, delta, eps)
-        except (ArithmeticError, ValueError, MemoryError):      # only a placement: keep uniform
-            return None
+            return knots_suffice(kmax, points, step, self.estimate, self._pilot_pmf(step),
+                                 q[0], q[1], q[2], ks, u)
+        except (ArithmeticError, ValueError, MemoryError):
+            return False
 
     def lower_laws(self) -> list[GPARV]:
         """Theorem 5 laws of the round's randomizer (at most 8); with ``lower_pair`` set, the

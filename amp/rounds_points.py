@@ -41,10 +41,10 @@ import numpy as np
 from amp import pld_adapter as A
 
 __all__ = ["normal_estimate", "pilot_weights", "chord_excess", "fewest_knots", "choose_knots",
-           "uniform_knots", "KNOT_MARGIN", "MAX_CANDIDATES"]
+           "knots_suffice", "uniform_knots", "KNOT_MARGIN", "MAX_CANDIDATES"]
 
 #: The chosen points' weighted chord excess is at most this fraction of the uniform grid's.
-KNOT_MARGIN = 0.7
+KNOT_MARGIN = 0.85
 #: At most this many candidate grid indices (a coarser stride beyond).
 MAX_CANDIDATES = 1200
 
@@ -161,6 +161,24 @@ def fewest_knots(t: np.ndarray, f: np.ndarray, W: np.ndarray, budget: float,
     return None
 
 
+def _candidates(kmax: int) -> np.ndarray:
+    stride = max(1, -(-kmax // MAX_CANDIDATES))
+    return np.unique(np.append(np.arange(0, kmax + 1, stride), kmax)).astype(np.int64)
+
+
+def _budget_and_excess(cand, f, W, step, kmax, points, knots):
+    """``(KNOT_MARGIN-free budget, excess of knots)``: the weighted chord excess of the uniform
+    grid of ``points`` and of ``knots`` (grid indices), both on the candidates."""
+    t = np.exp(cand * step)
+    uni = np.unique(np.minimum(np.searchsorted(cand, uniform_knots(kmax, points)),
+                               cand.size - 1))
+    excess = None
+    if knots is not None:
+        pos = np.unique(np.minimum(np.searchsorted(cand, knots), cand.size - 1))
+        excess = chord_excess(t, f, W, pos)
+    return chord_excess(t, f, W, uni), excess, t, uni
+
+
 def choose_knots(kmax: int, points: int, step: float, estimate, pmf_of, T: int,
                  delta: float | None = None, eps: float | None = None) -> np.ndarray | None:
     """Grid indices (``0`` and ``kmax`` included) at which to certify the profile for ``T``
@@ -168,20 +186,47 @@ def choose_knots(kmax: int, points: int, step: float, estimate, pmf_of, T: int,
     the uniform grid of ``points`` points (module docstring). ``estimate(eps_array)``:
     uncertified profile values; ``pmf_of(ks, u)``: the connect-the-dots PLD of points.
     ``None`` (keep the uniform grid) when the estimate or the pilot is unusable."""
-    stride = max(1, -(-kmax // MAX_CANDIDATES))
-    cand = np.unique(np.append(np.arange(0, kmax + 1, stride), kmax)).astype(np.int64)
+    cand = _candidates(kmax)
     f = np.minimum.accumulate(np.asarray(estimate(cand * step), dtype=float))
     if not np.all(np.isfinite(f)) or f[0] <= 0:
         return None
+    # the grid end's certified value is <= TAIL_DELTA (or 0 at log max a/b), where the normal
+    # approximation can be far too high (its support is unbounded): the pilot takes 0 there
+    f[-1] = 0.0
     W = pilot_weights(pmf_of, step, cand, f, T, delta, eps)
     if W is None or not np.any(W > 0):
         return None
-    t = np.exp(cand * step)
-    uni = uniform_knots(kmax, points)
-    pos = np.searchsorted(cand, uni)
-    pos = np.unique(np.minimum(pos, cand.size - 1))
-    budget = KNOT_MARGIN * chord_excess(t, f, W, pos)
-    got = fewest_knots(t, f, W, budget, uni.size)
+    uni_excess, _, t, uni = _budget_and_excess(cand, f, W, step, kmax, points, None)
+    got = fewest_knots(t, f, W, KNOT_MARGIN * uni_excess, uni.size)
     if got is None:
         return None
     return np.union1d(cand[got], [0, kmax]).astype(np.int64)
+
+
+def knots_suffice(kmax: int, points: int, step: float, estimate, pmf_of, T: int,
+                  delta: float | None, eps: float | None, ks: np.ndarray,
+                  u: np.ndarray) -> bool:
+    """A posteriori check of :func:`choose_knots` once the certified values ``u`` at its
+    points ``ks`` are known: the estimate is corrected to pass through them (its ratio to
+    them interpolated in ``log`` between the points), the pilot is rerun on the corrected
+    curve, and the points' weighted chord excess must be at most the uniform grid's. False
+    (the caller adds the uniform grid's points) when it is not, e.g. at small ``n`` where the
+    normal approximation is poor."""
+    cand = _candidates(kmax)
+    est = np.asarray(estimate(cand * step), dtype=float)
+    at = np.searchsorted(cand, ks)
+    ok = (ks < kmax) & (u > 0) & (at < cand.size)
+    ok[ok] &= est[at[ok]] > 0
+    if not np.any(ok):
+        return False
+    logr = np.log(u[ok] / est[at[ok]])
+    f = est * np.exp(np.interp(cand, ks[ok], logr))
+    f = np.minimum.accumulate(f)
+    f[-1] = 0.0
+    if not np.all(np.isfinite(f)) or f[0] <= 0:
+        return False
+    W = pilot_weights(pmf_of, step, cand, f, T, delta, eps)
+    if W is None or not np.any(W > 0):
+        return False
+    uni_excess, excess, _, _ = _budget_and_excess(cand, f, W, step, kmax, points, ks)
+    return excess <= uni_excess
