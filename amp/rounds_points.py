@@ -39,6 +39,7 @@ import math
 import numpy as np
 
 from amp import pld_adapter as A
+from amp.pld_lower import check_compose_memory
 
 __all__ = ["normal_estimate", "pilot_weights", "chord_excess", "fewest_knots", "choose_knots",
            "knots_suffice", "uniform_knots", "KNOT_MARGIN", "MAX_CANDIDATES"]
@@ -81,6 +82,8 @@ def pilot_weights(pmf_of, step: float, cand: np.ndarray, f: np.ndarray, T: int,
     ``(ks, u)`` (:meth:`amp.rounds.ComposableProfile.points_pmf`). ``None`` when the pilot
     gives no finite target ``e*`` (the caller keeps the uniform grid)."""
     pmf = pmf_of(cand, f)
+    if T > 2:       # the pilot is as large as the composition itself: refuse the same way
+        check_compose_memory(np.asarray(A.probs(pmf)), T - 1, 1e-15)
     pS = pmf.self_compose(T - 1) if T > 1 else None
     if eps is None:
         full = pS.compose(pmf) if pS is not None else pmf
