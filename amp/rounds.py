@@ -244,7 +244,8 @@ class ComposableProfile:
         valid curve (steps 2-3 of the module docstring use nothing else;
         :mod:`amp.rounds_points` chooses a small one). ``fallback``: when the estimate that
         chose ``knots`` proves off once they are certified (:meth:`_knots_suffice`), the uniform
-        grid's points are certified too (the bound is then at least as tight as the uniform grid's)."""
+        grid's points are certified too (the bound is then at least as tight as the uniform
+        grid's)."""
         kmax = int(math.ceil(self.eps_cut / step))
         if knots is None:
             ks = uniform_knots(kmax, points)
@@ -276,9 +277,9 @@ class ComposableProfile:
         return _repair(pmf, ks, d, step, sparse)
 
     def estimate(self, eps: np.ndarray) -> np.ndarray | None:
-        """Uncertified estimate of the profile at ``eps`` (:func:`amp.rounds_points.normal_estimate`)
-        for placing points, or ``None`` where there is none (a matrix's pairs, or a subclass
-        with its own certified values)."""
+        """Uncertified estimate of the profile at ``eps``
+        (:func:`amp.rounds_points.normal_estimate`) for placing points, or ``None`` where there
+        is none (a matrix's pairs, or a subclass with its own certified values)."""
         if type(self)._upper is not ComposableProfile._upper or self.profile.pairs is not None:
             return None
         laws = self.profile.laws

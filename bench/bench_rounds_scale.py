@@ -3,8 +3,8 @@
 Part 1: ``amp.epsilon(amp.KRR(2.0, k=10), n, 1e-6, rounds=100)`` at n = 10^4 ... 10^9, each in
 its own Python process (wall time, peak resident memory from ``ru_maxrss``), for the code under
 ``--before`` (default ``/work/wt/base``, on ``PYTHONPATH``; up to ``--before-max-log-n``) and
-this worktree, with the load average at each row's start (the machine is shared). Targets: n = 10^6 in <= 5 s / 1 GB, n = 10^9 in <= 30 s /
-1 GB.
+this worktree, with the load average at each row's start (the machine is shared).
+Targets: n = 10^6 in <= 5 s / 1 GB, n = 10^9 in <= 30 s / 1 GB.
 
 Part 2: T = 1000 rounds at delta = 1e-8, 19 random k-RR cases (seed 27: k in 2..20, eps0 in
 [0.3, 3], n in {100, 300, 1000}, q in {0.01, 0.05, 0.2}), answered or refused, before and after.
