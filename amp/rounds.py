@@ -22,12 +22,9 @@ Why ``upper`` is valid (privacy loss distributions of dp-accounting, composed):
    ``<= 1e-25``) we take the upper values, their running minimum from the left (valid, ``H``
    decreases), and the greatest convex minorant of these points together with ``(t = 0, 1)``.
    The chord interpolation of the true values is a convex minorant of the upper values, hence
-   lies below that greatest one: the minorant stays ``>= H`` at every grid point. Nothing here
-   needs the points to be evenly spaced: any set of grid points containing ``0`` and ``eps_m``
-   works, and :mod:`amp.rounds_points` certifies only the ~40 (instead of 120) that the
-   composed answer depends on (placed from an uncertified estimate and pilot composition, then
-   checked once the values are certified; the uniform grid's points are added when the check
-   fails, and adding points only lowers the minorant).
+   lies below that greatest one: the minorant stays ``>= H`` at every grid point. Any set of
+   grid points with ``0`` and ``eps_m`` will do: :mod:`amp.rounds_points` chooses ~40 of the
+   120 (those the composed answer depends on; its docstring says how).
 3. *Connect the dots* (Doroshenko, Ghazi, Kamath, Kumar, Manurangsi, PETS 2022, Algorithm 1;
    Zhu, Dong, Wang, AISTATS 2022). The pessimistic connect-the-dots PLD of these points
    (``pld_pmf.create_pmf_pessimistic_connect_dots``) is the PLD of a pair whose hockey-stick
@@ -74,17 +71,17 @@ from amp.core.lazy import lazy
 from amp.core import validate as V
 from amp.core.errors import NumericalError, ParameterError
 from amp.core.result import Bound
-from amp.core.tails import chernoff_upper
 from amp.mechanisms.gparv import GPARV
 from amp.mechanisms.subsampled import Subsampled, check_sampling
 from amp.mechanisms.base import Mechanism
 from amp import pld_adapter as A
-from amp.pld_lower import (check_compose_memory, convex_minorant as _convex_minorant,
-                            corner_width, difference_pair_losses, difference_pmf, fft_pad,
-                            repair as _repair, self_compose_pad)
+from amp.pld_lower import (check_compose_memory, corner_width, difference_pair_losses,
+                            difference_pmf, eps_lower as _eps_lower, eps_upper as _eps_upper,
+                            fft_pad, repair as _repair, self_compose_pad)
 from amp.pairs import delta_max
 from amp.privacy_profile import PrivacyProfile, check_mechanism, laws_for
-from amp.rounds_points import choose_knots, knots_suffice, normal_estimate, uniform_knots
+from amp.rounds_points import (certify, mirror, profile_estimate, profile_knots,
+                               profile_knots_suffice, tail_upper)
 
 # scipy is imported on first use (amp.core.lazy): import amp stays fast
 gammaln = lazy("scipy.special", "gammaln")
@@ -102,9 +99,7 @@ TAIL_DELTA = 1e-25
 GRID_POINTS = 120
 #: Relative width of the certified delta brackets at the grid points.
 UPPER_REL_TOL = 2e-3
-#: Width the structured path aims at there (as cheap as ``2e-3`` where it serves, and
-#: without it a first evaluation may stop ~1e-3 above the value; other paths stop at
-#: ``UPPER_REL_TOL``).
+#: Width the structured path aims at there (as cheap; 2e-3 may stop ~1e-3 above the value).
 UPPER_GOAL = 2e-5
 #: Loss-grid cells per connect-the-dots interval (upper) and cells of the lower PLD's range.
 UPPER_CELLS, LOWER_CELLS = 8, 20_000
@@ -193,17 +188,11 @@ class ComposableProfile:
         return max(c.max_eps for c in prof.curves)
 
     def _tail_upper(self, eps: float) -> float:
-        """A cheap certified upper end of the profile at ``eps`` for locating the grid end: the
-        Chernoff bound of each law (:func:`amp.core.tails.chernoff_upper`, its atoms raised by
-        their floating-point noise ``16 u (a + e^eps b)`` as in
-        :class:`~amp.backends.dispatch.LawDelta`), or :meth:`_upper` where there is none."""
+        """Cheap certified upper end for locating the grid end
+        (:func:`amp.rounds_points.tail_upper`: Chernoff), else :meth:`_upper`."""
         if self.estimate(np.zeros(1)) is None:
             return self._upper(eps)
-        out = 0.0
-        for law in self.profile.laws:
-            g, p = law.atoms(eps)
-            out = max(out, chernoff_upper(g, p, self.round.n, 16 * U * law.magnitudes(eps)))
-        return min(1.0, out)
+        return tail_upper(self.profile.laws, self.round.n, eps)
 
     @property
     def eps_cut(self) -> float:
@@ -238,30 +227,9 @@ class ComposableProfile:
         """Grid indices ``k_i`` (``eps_i = k_i step``, symmetric about 0) and convex upper values
         ``>= H(eps_i)``; for ``eps < 0``, ``H(eps) <= 1 - e^eps + e^eps H(-eps)`` (the identity
         ``D_t(P||Q) = 1 - t + t D_{1/t}(Q||P)`` and ``(Q, P)`` is a neighbouring pair too).
-
-        ``knots``: the non-negative grid indices to certify (default: ``points + 1`` uniform
-        ones up to ``eps_cut``); ``0`` and the grid end are always added. Any such set gives a
-        valid curve (steps 2-3 of the module docstring use nothing else;
-        :mod:`amp.rounds_points` chooses a small one). ``fallback``: when the estimate that
-        chose ``knots`` proves off once they are certified (:meth:`_knots_suffice`), the uniform
-        grid's points are certified too (the bound is then at least as tight as the uniform
-        grid's)."""
-        kmax = int(math.ceil(self.eps_cut / step))
-        if knots is None:
-            ks = uniform_knots(kmax, points)
-        else:
-            ks = np.union1d(np.asarray(knots, dtype=np.int64), [0, kmax])
-            ks = ks[(ks >= 0) & (ks <= kmax)]
-        u = np.array([self._upper(float(k * step)) for k in ks])
-        if knots is not None and fallback and not self._knots_suffice(step, points, ks, u):
-            # the estimate that placed the points is off: add the uniform grid's points (more
-            # points only lower the convex minorant, so this is at least as tight as it)
-            extra = np.setdiff1d(uniform_knots(kmax, points), ks)
-            ue = np.array([self._upper(float(k * step)) for k in extra])
-            ks = np.concatenate([ks, extra])
-            order = np.argsort(ks)
-            ks, u = ks[order], np.concatenate([u, ue])[order]
-        return _mirror(ks, u, step)
+        ``knots`` (non-negative indices; default the uniform ``points + 1`` up to ``eps_cut``)
+        and ``fallback``: :func:`amp.rounds_points.certify` (any set is valid)."""
+        return mirror(*certify(self, step, points, knots, fallback), step)
 
     def upper_pmf(self, step: float, points: int = GRID_POINTS, *, sparse: bool = False,
                   knots: np.ndarray | None = None):
@@ -277,54 +245,19 @@ class ComposableProfile:
         return _repair(pmf, ks, d, step, sparse)
 
     def estimate(self, eps: np.ndarray) -> np.ndarray | None:
-        """Uncertified estimate of the profile at ``eps``
-        (:func:`amp.rounds_points.normal_estimate`) for placing points, or ``None`` where there
-        is none (a matrix's pairs, or a subclass with its own certified values)."""
-        if type(self)._upper is not ComposableProfile._upper or self.profile.pairs is not None:
+        """:func:`amp.rounds_points.profile_estimate` (``None`` with own certified values)."""
+        if type(self)._upper is not ComposableProfile._upper:
             return None
-        laws = self.profile.laws
-        if not all(isinstance(law, GPARV) for law in laws):
-            return None
-        return normal_estimate(laws, self.round.n, eps)
+        return profile_estimate(self.profile, self.round.n, eps)
 
     def knots(self, step: float, points: int, times: int, *, delta: float | None = None,
               eps: float | None = None) -> np.ndarray | None:
-        """Grid indices to certify for ``times`` self-composed rounds asked at ``delta`` (or
-        ``eps``): :func:`amp.rounds_points.choose_knots`, predicted at least as tight as the
-        uniform grid of ``points``; ``None`` (use that grid) without an estimate, for one round,
-        or when the pilot fails."""
-        if times < 2:
-            return None
-        kmax = int(math.ceil(self.eps_cut / step))
-        if kmax < 8 or self.estimate(np.zeros(1)) is None:
-            return None
-        self._question = (times, delta, eps)
-        try:
-            return choose_knots(kmax, points, step, self.estimate, self._pilot_pmf(step),
-                                times, delta, eps)
-        except (ArithmeticError, ValueError, MemoryError):      # only a placement: keep uniform
-            return None
-
-    def _pilot_pmf(self, step: float):
-        pmf_mod = _accounting()
-
-        def pmf_of(ks, u):
-            k2, d = _mirror(ks, np.maximum(u, 0.0), step)
-            return pmf_mod.create_pmf_pessimistic_connect_dots(step, k2, d).to_dense_pmf()
-        return pmf_of
+        """:func:`amp.rounds_points.profile_knots` (``None``: the uniform grid)."""
+        return profile_knots(self, step, points, times, delta, eps)
 
     def _knots_suffice(self, step: float, points: int, ks: np.ndarray, u: np.ndarray) -> bool:
-        """:func:`amp.rounds_points.knots_suffice` for the question :meth:`knots` chose the
-        points for (False without one, or if the check fails)."""
-        q = getattr(self, "_question", None)
-        if q is None:
-            return False
-        kmax = int(math.ceil(self.eps_cut / step))
-        try:
-            return knots_suffice(kmax, points, step, self.estimate, self._pilot_pmf(step),
-                                 q[0], q[1], q[2], ks, u)
-        except (ArithmeticError, ValueError, MemoryError):
-            return False
+        """:func:`amp.rounds_points.profile_knots_suffice` (the a posteriori check)."""
+        return profile_knots_suffice(self, step, points, ks, u)
 
     def lower_laws(self) -> list[GPARV]:
         """Theorem 5 laws of the round's randomizer (at most 8); with ``lower_pair`` set, the
@@ -348,18 +281,6 @@ class ComposableProfile:
     def lower_range(self) -> float:
         """Width of the lower pair's loss range (for the choice of a common step)."""
         return min(self._losses(i, law)[2] for i, law in enumerate(self.lower_laws()))
-
-
-def _mirror(ks: np.ndarray, u: np.ndarray, step: float) -> tuple[np.ndarray, np.ndarray]:
-    """Upper values ``u`` at non-negative grid indices ``ks`` (increasing, from 0) to the
-    symmetric grid and its convex values (:meth:`ComposableProfile.upper_points`)."""
-    u = np.minimum.accumulate(np.asarray(u, dtype=float))   # H is non-increasing
-    kn = -ks[:0:-1]                              # negative side, increasing
-    en = kn * step
-    un = np.minimum(1.0, -np.expm1(en) + np.exp(en) * u[:0:-1] * (1 + 4 * U) + 4 * U)
-    ks = np.concatenate([kn, ks])
-    u = np.minimum.accumulate(np.concatenate([un, u]))
-    return ks, _convex_minorant(np.exp(ks * step), u)
 
 
 def _groups(law: GPARV) -> list[tuple[float, float, float]]:
@@ -471,10 +392,8 @@ def _compose_all(pmfs: list[tuple[object, int]]):
 
 def _upper_pmf(rounds: list[Round], points: int, *, delta: float | None = None,
                eps: float | None = None):
-    """The composed pessimistic PLD and its pad. One kind of round asked at ``delta`` (or
-    ``eps``): its profile is certified at the points :meth:`ComposableProfile.knots` chooses
-    for that question (valid for any choice; predicted at least as tight as the uniform grid
-    of ``points``); otherwise at the uniform grid."""
+    """The composed pessimistic PLD and its pad; one kind of round asked at ``delta`` (or
+    ``eps``) is certified at :meth:`ComposableProfile.knots`, others at the uniform grid."""
     profs = [ComposableProfile(r.mechanism, r.n, r.sampling) for r in rounds]
     step = min(p.eps_cut for p in profs) / (UPPER_CELLS * points)
     knots = [None] * len(rounds)
@@ -561,38 +480,6 @@ def compose(rounds: Iterable[object], *, delta: float | None = None, eps: float 
     d_lo = max(0.0, float(lo_pmf.get_delta_for_epsilon(e)) * (1 - 8 * U * lo_pmf.size) - pad_lo)
     return Bound("delta", min(d_lo, d_up), d_up, "upper", "pld:connect-dots", n, desc,
                  {"eps": e}, details=info)
-
-
-def _eps_upper(pmf, target: float, asked: float | None = None) -> float:
-    """Smallest eps (rounded up) with the pmf's delta ``<= target`` (verified); ``asked``: the
-    delta the user asked (``target`` is it minus the error pad), quoted in the refusal."""
-    e = float(pmf.get_epsilon_for_delta(target))
-    if not math.isfinite(e):
-        asked = target if asked is None else asked
-        raise NumericalError(f"the composed bound never reaches delta = {asked:g}: its mass at "
-                             f"infinity is {float(A.infinity_mass(pmf)):.3g}, plus an error "
-                             f"pad of {asked - target:.3g}; use fewer rounds or a larger delta")
-    e = e * (1 + 1e-9) + 1e-12
-    for _ in range(60):
-        if float(pmf.get_delta_for_epsilon(e)) * (1 + 8 * U * pmf.size) <= target:
-            return e
-        e = e * (1 + 1e-6) + 1e-9
-    raise NumericalError("could not verify the composed eps")   # pragma: no cover
-
-
-def _eps_lower(pmf, target: float) -> float:
-    """An eps below which the pmf's delta exceeds ``target`` (rounded down, verified)."""
-    e = float(pmf.get_epsilon_for_delta(target))
-    if not math.isfinite(e) or e <= 0:
-        return 0.0
-    e = e * (1 - 1e-9) - 1e-12
-    for _ in range(60):
-        if e <= 0:
-            return 0.0
-        if float(pmf.get_delta_for_epsilon(e)) * (1 - 8 * U * pmf.size) > target:
-            return e
-        e = e * (1 - 1e-6) - 1e-9
-    return 0.0
 
 
 def epsilon_rounds(mechanism: Mechanism, n: int, delta: float, rounds: int, *,

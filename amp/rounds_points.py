@@ -39,10 +39,14 @@ import math
 import numpy as np
 
 from amp import pld_adapter as A
-from amp.pld_lower import check_compose_memory
+from amp.core.floats import U
+from amp.core.tails import chernoff_upper
+from amp.mechanisms.gparv import GPARV
+from amp.pld_lower import check_compose_memory, convex_minorant
 
 __all__ = ["normal_estimate", "pilot_weights", "chord_excess", "fewest_knots", "choose_knots",
-           "knots_suffice", "uniform_knots", "KNOT_MARGIN", "MAX_CANDIDATES"]
+           "knots_suffice", "uniform_knots", "mirror", "profile_estimate", "profile_knots",
+           "profile_knots_suffice", "tail_upper", "certify", "KNOT_MARGIN", "MAX_CANDIDATES"]
 
 #: The chosen points' weighted chord excess is at most this fraction of the uniform grid's.
 KNOT_MARGIN = 0.85
@@ -233,3 +237,101 @@ def knots_suffice(kmax: int, points: int, step: float, estimate, pmf_of, T: int,
         return False
     uni_excess, excess, _, _ = _budget_and_excess(cand, f, W, step, kmax, points, ks)
     return excess <= uni_excess
+
+
+# ------------------------------------------------------------- for amp.rounds.ComposableProfile
+def mirror(ks: np.ndarray, u: np.ndarray, step: float) -> tuple[np.ndarray, np.ndarray]:
+    """Upper values ``u`` at non-negative grid indices ``ks`` (increasing, from 0) to the
+    symmetric grid and its convex values (steps 1-2 of :mod:`amp.rounds`: running minimum,
+    ``u(-e) = 1 - e^(-e) + e^(-e) u(e)`` rounded up, greatest convex minorant with ``(0, 1)``)."""
+    u = np.minimum.accumulate(np.asarray(u, dtype=float))   # H is non-increasing
+    kn = -ks[:0:-1]                              # negative side, increasing
+    en = kn * step
+    un = np.minimum(1.0, -np.expm1(en) + np.exp(en) * u[:0:-1] * (1 + 4 * U) + 4 * U)
+    ks = np.concatenate([kn, ks])
+    u = np.minimum.accumulate(np.concatenate([un, u]))
+    return ks, convex_minorant(np.exp(ks * step), u)
+
+
+def profile_estimate(profile, n: int, eps: np.ndarray) -> np.ndarray | None:
+    """:func:`normal_estimate` of a :class:`~amp.privacy_profile.PrivacyProfile`'s laws, or
+    ``None`` for a matrix's pairs or laws that are not GPARVs."""
+    if profile.pairs is not None or not all(isinstance(w, GPARV) for w in profile.laws):
+        return None
+    return normal_estimate(profile.laws, n, eps)
+
+
+def tail_upper(laws, n: int, eps: float) -> float:
+    """A cheap certified upper end of ``max_law E[(G_1 + ... + G_n)_+] / n``: each law's
+    Chernoff bound (:func:`amp.core.tails.chernoff_upper`), its atoms raised by their
+    floating-point noise ``16 u (a + e^eps b)`` as in :class:`~amp.backends.dispatch.LawDelta`;
+    used to locate the grid end (any grid end is valid)."""
+    out = 0.0
+    for law in laws:
+        g, p = law.atoms(eps)
+        out = max(out, chernoff_upper(g, p, n, 16 * U * law.magnitudes(eps)))
+    return min(1.0, out)
+
+
+def _pilot_pmf(step: float):
+    pmf_mod = A.pmf_module()
+
+    def pmf_of(ks, u):
+        k2, d = mirror(ks, np.maximum(u, 0.0), step)
+        return pmf_mod.create_pmf_pessimistic_connect_dots(step, k2, d).to_dense_pmf()
+    return pmf_of
+
+
+def profile_knots(cp, step: float, points: int, times: int, delta: float | None,
+                  eps: float | None) -> np.ndarray | None:
+    """:func:`choose_knots` for a ``ComposableProfile`` ``cp`` and ``times`` self-composed
+    rounds asked at ``delta`` (or ``eps``); ``None`` (the uniform grid) for one round, without
+    an estimate, or when the pilot fails. Remembers the question for
+    :func:`profile_knots_suffice`."""
+    if times < 2:
+        return None
+    kmax = int(math.ceil(cp.eps_cut / step))
+    if kmax < 8 or cp.estimate(np.zeros(1)) is None:
+        return None
+    cp._question = (times, delta, eps)
+    try:
+        return choose_knots(kmax, points, step, cp.estimate, _pilot_pmf(step), times, delta, eps)
+    except (ArithmeticError, ValueError, MemoryError):       # only a placement: keep uniform
+        return None
+
+
+def profile_knots_suffice(cp, step: float, points: int, ks: np.ndarray, u: np.ndarray) -> bool:
+    """:func:`knots_suffice` for the question :func:`profile_knots` chose ``ks`` for (False
+    without one, or when the check cannot be made)."""
+    q = getattr(cp, "_question", None)
+    if q is None:
+        return False
+    kmax = int(math.ceil(cp.eps_cut / step))
+    try:
+        return knots_suffice(kmax, points, step, cp.estimate, _pilot_pmf(step), q[0], q[1],
+                             q[2], ks, u)
+    except (ArithmeticError, ValueError, MemoryError):
+        return False
+
+
+def certify(cp, step: float, points: int, knots: np.ndarray | None, fallback: bool = True
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """Certified values ``cp._upper`` at the non-negative grid indices to use: ``knots`` with
+    ``0`` and the grid end ``kmax`` added (default: the uniform grid of ``points``). With
+    ``fallback``, when :meth:`_knots_suffice` finds the chosen points wanting once certified,
+    the uniform grid's points are certified too: more points only lower the convex minorant,
+    so the curve is then at least as tight as the uniform grid's. Returns ``(ks, u)``."""
+    kmax = int(math.ceil(cp.eps_cut / step))
+    if knots is None:
+        ks = uniform_knots(kmax, points)
+    else:
+        ks = np.union1d(np.asarray(knots, dtype=np.int64), [0, kmax])
+        ks = ks[(ks >= 0) & (ks <= kmax)]
+    u = np.array([cp._upper(float(k * step)) for k in ks])
+    if knots is not None and fallback and not cp._knots_suffice(step, points, ks, u):
+        extra = np.setdiff1d(uniform_knots(kmax, points), ks)
+        ue = np.array([cp._upper(float(k * step)) for k in extra])
+        ks = np.concatenate([ks, extra])
+        order = np.argsort(ks)
+        ks, u = ks[order], np.concatenate([u, ue])[order]
+    return ks, u
