@@ -29,7 +29,12 @@ grid indices whose weighted chord excess ``sum_x W(x) r(x)`` is at most
 ``KNOT_MARGIN`` times that of the uniform grid of ``points`` points (the grid used before):
 to first order the composed bound is then at least as tight as the uniform grid's, with far
 fewer points (the uniform grid spends most of its points where ``W`` is negligible, in the
-profile's far tail).
+profile's far tail). Once the chosen points are certified, :func:`knots_suffice` redoes the
+comparison with the estimate corrected through the certified values; when it fails (small
+``n``, where the normal approximation is poor) :func:`certify` adds the uniform grid's points,
+so the curve is then at least as tight as the uniform grid's (more points only lower the
+convex minorant). Tested against the exact composition of the Theorem 4 pair
+(``tests/test_rounds_points.py``).
 """
 
 from __future__ import annotations
