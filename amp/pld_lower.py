@@ -18,7 +18,7 @@ from amp.core import memory
 from amp.core.errors import NumericalError
 from amp.core.floats import U
 
-__all__ = ["convex_minorant", "repair", "DIFF_SD", "difference_pmf", "step_tail", "difference_pair_losses",
+__all__ = ["convex_minorant", "repair", "eps_upper", "eps_lower", "DIFF_SD", "difference_pmf", "step_tail", "difference_pair_losses",
            "self_compose_pad", "fft_pad", "check_compose_memory", "corner_width"]
 
 #: Standard deviations of ``D`` kept by :func:`difference_pair_losses` (the rest is dropped).
@@ -239,3 +239,36 @@ def repair(pmf, ks, d, step, sparse: bool = False):
 
 
 # ---------------------------------------------------------------------------- lower pair
+
+
+# ---------------------------------------------------------------- certified inversion
+def eps_upper(pmf, target: float, asked: float | None = None) -> float:
+    """Smallest eps (rounded up) with the pmf's delta ``<= target`` (verified); ``asked``: the
+    delta the user asked (``target`` is it minus the error pad), quoted in the refusal."""
+    e = float(pmf.get_epsilon_for_delta(target))
+    if not math.isfinite(e):
+        asked = target if asked is None else asked
+        raise NumericalError(f"the composed bound never reaches delta = {asked:g}: its mass at "
+                             f"infinity is {float(A.infinity_mass(pmf)):.3g}, plus an error "
+                             f"pad of {asked - target:.3g}; use fewer rounds or a larger delta")
+    e = e * (1 + 1e-9) + 1e-12
+    for _ in range(60):
+        if float(pmf.get_delta_for_epsilon(e)) * (1 + 8 * U * pmf.size) <= target:
+            return e
+        e = e * (1 + 1e-6) + 1e-9
+    raise NumericalError("could not verify the composed eps")   # pragma: no cover
+
+
+def eps_lower(pmf, target: float) -> float:
+    """An eps below which the pmf's delta exceeds ``target`` (rounded down, verified)."""
+    e = float(pmf.get_epsilon_for_delta(target))
+    if not math.isfinite(e) or e <= 0:
+        return 0.0
+    e = e * (1 - 1e-9) - 1e-12
+    for _ in range(60):
+        if e <= 0:
+            return 0.0
+        if float(pmf.get_delta_for_epsilon(e)) * (1 - 8 * U * pmf.size) > target:
+            return e
+        e = e * (1 - 1e-6) - 1e-9
+    return 0.0

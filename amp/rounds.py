@@ -22,7 +22,9 @@ Why ``upper`` is valid (privacy loss distributions of dp-accounting, composed):
    ``<= 1e-25``) we take the upper values, their running minimum from the left (valid, ``H``
    decreases), and the greatest convex minorant of these points together with ``(t = 0, 1)``.
    The chord interpolation of the true values is a convex minorant of the upper values, hence
-   lies below that greatest one: the minorant stays ``>= H`` at every grid point.
+   lies below that greatest one: the minorant stays ``>= H`` at every grid point. Any set of
+   grid points with ``0`` and ``eps_m`` will do: :mod:`amp.rounds_points` chooses ~40 of the
+   120 (those the composed answer depends on; its docstring says how).
 3. *Connect the dots* (Doroshenko, Ghazi, Kamath, Kumar, Manurangsi, PETS 2022, Algorithm 1;
    Zhu, Dong, Wang, AISTATS 2022). The pessimistic connect-the-dots PLD of these points
    (``pld_pmf.create_pmf_pessimistic_connect_dots``) is the PLD of a pair whose hockey-stick
@@ -73,11 +75,13 @@ from amp.mechanisms.gparv import GPARV
 from amp.mechanisms.subsampled import Subsampled, check_sampling
 from amp.mechanisms.base import Mechanism
 from amp import pld_adapter as A
-from amp.pld_lower import (check_compose_memory, convex_minorant as _convex_minorant,
-                            corner_width, difference_pair_losses, difference_pmf, fft_pad,
-                            repair as _repair, self_compose_pad)
+from amp.pld_lower import (check_compose_memory, corner_width, difference_pair_losses,
+                            difference_pmf, eps_lower as _eps_lower, eps_upper as _eps_upper,
+                            fft_pad, repair as _repair, self_compose_pad)
 from amp.pairs import delta_max
 from amp.privacy_profile import PrivacyProfile, check_mechanism, laws_for
+from amp.rounds_points import (certify, mirror, profile_estimate, profile_knots,
+                               profile_knots_suffice, tail_upper)
 
 # scipy is imported on first use (amp.core.lazy): import amp stays fast
 gammaln = lazy("scipy.special", "gammaln")
@@ -95,6 +99,8 @@ TAIL_DELTA = 1e-25
 GRID_POINTS = 120
 #: Relative width of the certified delta brackets at the grid points.
 UPPER_REL_TOL = 2e-3
+#: Width the structured path aims at there (as cheap; 2e-3 may stop ~1e-3 above the value).
+UPPER_GOAL = 2e-5
 #: Loss-grid cells per connect-the-dots interval (upper) and cells of the lower PLD's range.
 UPPER_CELLS, LOWER_CELLS = 8, 20_000
 #: Truncated tail mass of dp-accounting's self-composition.
@@ -171,7 +177,7 @@ class ComposableProfile:
         if prof.pairs is not None:
             return min(1.0, delta_max(prof.pairs, prof.n, eps, rel_tol=UPPER_REL_TOL,
                                       method=prof.method, goal=UPPER_REL_TOL)[1])
-        return min(1.0, max(c.delta(eps, rel_tol=UPPER_REL_TOL, goal=UPPER_REL_TOL).upper
+        return min(1.0, max(c.delta(eps, rel_tol=UPPER_REL_TOL, goal=UPPER_GOAL).upper
                             for c in prof.curves))
 
     def _max_eps(self) -> float:
@@ -181,57 +187,77 @@ class ComposableProfile:
             return float(prof.pairs.max_eps().max())
         return max(c.max_eps for c in prof.curves)
 
+    def _tail_upper(self, eps: float) -> float:
+        """Cheap certified upper end for locating the grid end
+        (:func:`amp.rounds_points.tail_upper`: Chernoff), else :meth:`_upper`."""
+        if self.estimate(np.zeros(1)) is None:
+            return self._upper(eps)
+        return tail_upper(self.profile.laws, self.round.n, eps)
+
     @property
     def eps_cut(self) -> float:
         """A grid end ``eps_m`` with certified ``delta_upper(eps_m) <= TAIL_DELTA`` (or the
-        eps from which the bound is 0)."""
+        eps from which the bound is 0), located with :meth:`_tail_upper` (any ``eps_m`` is
+        valid: the value certified there becomes the mass at infinity)."""
         if self._cut is None:
             hi = self._max_eps()
             if not math.isfinite(hi):
                 hi = 1.0
-                while self._upper(hi) > TAIL_DELTA:
+                while self._tail_upper(hi) > TAIL_DELTA:
                     hi *= 2
                     if hi > 1e3:
                         raise NumericalError("the per-round profile does not reach "
                                              f"{TAIL_DELTA:g} below eps = 1000")
             lo = 0.0
-            if self._upper(0.0) > TAIL_DELTA:
+            if self._tail_upper(0.0) > TAIL_DELTA:
                 for _ in range(40):
                     if hi - lo <= 1e-3 * hi:
                         break
                     mid = 0.5 * (lo + hi)
-                    if self._upper(mid) <= TAIL_DELTA:
+                    if self._tail_upper(mid) <= TAIL_DELTA:
                         hi = mid
                     else:
                         lo = mid
             self._cut = max(hi, 1e-9)
         return self._cut
 
-    def upper_points(self, step: float, points: int = GRID_POINTS) -> tuple[np.ndarray, np.ndarray]:
+    def upper_points(self, step: float, points: int = GRID_POINTS,
+                     knots: np.ndarray | None = None, *, fallback: bool = True
+                     ) -> tuple[np.ndarray, np.ndarray]:
         """Grid indices ``k_i`` (``eps_i = k_i step``, symmetric about 0) and convex upper values
         ``>= H(eps_i)``; for ``eps < 0``, ``H(eps) <= 1 - e^eps + e^eps H(-eps)`` (the identity
-        ``D_t(P||Q) = 1 - t + t D_{1/t}(Q||P)`` and ``(Q, P)`` is a neighbouring pair too)."""
-        kmax = int(math.ceil(self.eps_cut / step))
-        ks = np.unique(np.round(np.linspace(0, kmax, min(points, kmax) + 1)).astype(np.int64))
-        u = np.array([self._upper(float(k * step)) for k in ks])
-        u = np.minimum.accumulate(u)                 # H is non-increasing
-        kn = -ks[:0:-1]                              # negative side, increasing
-        en = kn * step
-        un = np.minimum(1.0, -np.expm1(en) + np.exp(en) * u[:0:-1] * (1 + 4 * U) + 4 * U)
-        ks = np.concatenate([kn, ks])
-        u = np.minimum.accumulate(np.concatenate([un, u]))
-        return ks, _convex_minorant(np.exp(ks * step), u)
+        ``D_t(P||Q) = 1 - t + t D_{1/t}(Q||P)`` and ``(Q, P)`` is a neighbouring pair too).
+        ``knots`` (non-negative indices; default the uniform ``points + 1`` up to ``eps_cut``)
+        and ``fallback``: :func:`amp.rounds_points.certify` (any set is valid)."""
+        return mirror(*certify(self, step, points, knots, fallback), step)
 
-    def upper_pmf(self, step: float, points: int = GRID_POINTS, *, sparse: bool = False):
+    def upper_pmf(self, step: float, points: int = GRID_POINTS, *, sparse: bool = False,
+                  knots: np.ndarray | None = None):
         """Pessimistic connect-the-dots PLD (dp-accounting ``DensePLDPmf``) on ``step``.
 
         ``sparse``: the rounding margin of ``_repair`` counts the pmf's nonzero masses
         (zeros add no rounding to the curve's sums) instead of its length; a long pmf on a fine
-        step then moves far less mass to infinity (:func:`amp.to_pld`)."""
+        step then moves far less mass to infinity (:func:`amp.to_pld`). ``knots``: see
+        :meth:`upper_points`."""
         pmf_mod = _accounting()
-        ks, d = self.upper_points(step, points)
+        ks, d = self.upper_points(step, points, knots)
         pmf = pmf_mod.create_pmf_pessimistic_connect_dots(step, ks, d).to_dense_pmf()
         return _repair(pmf, ks, d, step, sparse)
+
+    def estimate(self, eps: np.ndarray) -> np.ndarray | None:
+        """:func:`amp.rounds_points.profile_estimate` (``None`` with own certified values)."""
+        if type(self)._upper is not ComposableProfile._upper:
+            return None
+        return profile_estimate(self.profile, self.round.n, eps)
+
+    def knots(self, step: float, points: int, times: int, *, delta: float | None = None,
+              eps: float | None = None) -> np.ndarray | None:
+        """:func:`amp.rounds_points.profile_knots` (``None``: the uniform grid)."""
+        return profile_knots(self, step, points, times, delta, eps)
+
+    def _knots_suffice(self, step: float, points: int, ks: np.ndarray, u: np.ndarray) -> bool:
+        """:func:`amp.rounds_points.profile_knots_suffice` (the a posteriori check)."""
+        return profile_knots_suffice(self, step, points, ks, u)
 
     def lower_laws(self) -> list[GPARV]:
         """Theorem 5 laws of the round's randomizer (at most 8); with ``lower_pair`` set, the
@@ -364,10 +390,17 @@ def _compose_all(pmfs: list[tuple[object, int]]):
     return acc, pad
 
 
-def _upper_pmf(rounds: list[Round], points: int):
+def _upper_pmf(rounds: list[Round], points: int, *, delta: float | None = None,
+               eps: float | None = None):
+    """The composed pessimistic PLD and its pad; one kind of round asked at ``delta`` (or
+    ``eps``) is certified at :meth:`ComposableProfile.knots`, others at the uniform grid."""
     profs = [ComposableProfile(r.mechanism, r.n, r.sampling) for r in rounds]
     step = min(p.eps_cut for p in profs) / (UPPER_CELLS * points)
-    acc, pad = _compose_all([(p.upper_pmf(step, points), r.times) for p, r in zip(profs, rounds)])
+    knots = [None] * len(rounds)
+    if len(rounds) == 1 and (delta is not None or eps is not None):
+        knots[0] = profs[0].knots(step, points, rounds[0].times, delta=delta, eps=eps)
+    acc, pad = _compose_all([(p.upper_pmf(step, points, knots=kn), r.times)
+                             for p, r, kn in zip(profs, rounds, knots)])
     return acc, pad + TRUNCATION
 
 
@@ -422,7 +455,9 @@ def compose(rounds: Iterable[object], *, delta: float | None = None, eps: float 
     if (delta is None) == (eps is None):
         raise ParameterError("give exactly one of delta (for eps) or eps (for delta)")
     points = V.int_at_least("points", points, 8)
-    up, pad_up = _upper_pmf(rs, points)
+    d_ask = None if delta is None else V.probability_open("delta", delta)
+    e_ask = None if eps is None else V.positive_float("eps", eps, allow_zero=True)
+    up, pad_up = _upper_pmf(rs, points, delta=d_ask, eps=e_ask)
     lo_pmf, pad_lo = _lower_pmfs(rs)
     total = sum(r.times for r in rs)
     desc = _describe(rs)
@@ -445,38 +480,6 @@ def compose(rounds: Iterable[object], *, delta: float | None = None, eps: float 
     d_lo = max(0.0, float(lo_pmf.get_delta_for_epsilon(e)) * (1 - 8 * U * lo_pmf.size) - pad_lo)
     return Bound("delta", min(d_lo, d_up), d_up, "upper", "pld:connect-dots", n, desc,
                  {"eps": e}, details=info)
-
-
-def _eps_upper(pmf, target: float, asked: float | None = None) -> float:
-    """Smallest eps (rounded up) with the pmf's delta ``<= target`` (verified); ``asked``: the
-    delta the user asked (``target`` is it minus the error pad), quoted in the refusal."""
-    e = float(pmf.get_epsilon_for_delta(target))
-    if not math.isfinite(e):
-        asked = target if asked is None else asked
-        raise NumericalError(f"the composed bound never reaches delta = {asked:g}: its mass at "
-                             f"infinity is {float(A.infinity_mass(pmf)):.3g}, plus an error "
-                             f"pad of {asked - target:.3g}; use fewer rounds or a larger delta")
-    e = e * (1 + 1e-9) + 1e-12
-    for _ in range(60):
-        if float(pmf.get_delta_for_epsilon(e)) * (1 + 8 * U * pmf.size) <= target:
-            return e
-        e = e * (1 + 1e-6) + 1e-9
-    raise NumericalError("could not verify the composed eps")   # pragma: no cover
-
-
-def _eps_lower(pmf, target: float) -> float:
-    """An eps below which the pmf's delta exceeds ``target`` (rounded down, verified)."""
-    e = float(pmf.get_epsilon_for_delta(target))
-    if not math.isfinite(e) or e <= 0:
-        return 0.0
-    e = e * (1 - 1e-9) - 1e-12
-    for _ in range(60):
-        if e <= 0:
-            return 0.0
-        if float(pmf.get_delta_for_epsilon(e)) * (1 - 8 * U * pmf.size) > target:
-            return e
-        e = e * (1 - 1e-6) - 1e-9
-    return 0.0
 
 
 def epsilon_rounds(mechanism: Mechanism, n: int, delta: float, rounds: int, *,

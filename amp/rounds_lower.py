@@ -109,7 +109,11 @@ def compose_lower(rounds: Iterable[object], *, delta: float | None = None,
     if (delta is None) == (eps is None):
         raise ParameterError("give exactly one of delta (for eps) or eps (for delta)")
     low, pad_low, high, pad_high = _pmfs(rs)
-    up, pad_up = R._upper_pmf(rs, V.int_at_least("points", points, 8))
+    # the same upper PLD as amp.rounds.compose (points placed for the same question)
+    up, pad_up = R._upper_pmf(
+        rs, V.int_at_least("points", points, 8),
+        delta=None if delta is None else V.probability_open("delta", delta),
+        eps=None if eps is None else V.positive_float("eps", eps, allow_zero=True))
     n = rs[0].n if len({r.n for r in rs}) == 1 else None
     info = {"rounds": sum(r.times for r in rs), "pad_lower": pad_low, "pad_upper": pad_high,
             "step": A.step(low), "pair": "Theorem 5 pair (lumped), run every round"}

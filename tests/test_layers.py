@@ -29,6 +29,7 @@ RANKS.update({"inversion": 2.6, "pairsearch": 2.8, "baselines": 4.8, "rounds_low
 RANKS.update({"backends.poisson_binomial": 4.7})
 RANKS.update({"cli_baseline": 5.9})   # the CLI's JSON answer of a baseline (amp.cli uses it)
 RANKS.update({"pld_lower": 4.45})                 # the rounds' large-n lower pair and FFT pad
+RANKS.update({"rounds_points": 4.47})             # where the rounds' upper end certifies points
 
 
 def _modules() -> dict[str, Path]:

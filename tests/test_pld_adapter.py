@@ -73,6 +73,8 @@ BEFORE = [(4.0, 1000, 10, 1.0, 4.760563672072517, 4.765820493722259),
                                                          for b in BEFORE])
 def test_rounds_numbers_unchanged(eps0, n, T, q, lo, up):
     """Same or tighter: since session 12 the self-composition pad (amp.rounds.self_compose_pad)
-    is smaller, which moves both ends inwards by about 1e-6 relative, never outwards."""
+    is smaller, which moves both ends inwards by about 1e-6 relative, never outwards; since
+    session 13 the upper end certifies points chosen for the question (amp.rounds_points),
+    which lowers it by about 1e-4 to 4e-4 relative here."""
     r = amp.epsilon(amp.KRR(eps0, k=10), n, 1e-6, rounds=T, sampling=q)
-    assert lo <= r.lower <= lo * (1 + 1e-5) and up * (1 - 1e-5) <= r.upper <= up
+    assert lo <= r.lower <= lo * (1 + 1e-5) and up * (1 - 1e-3) <= r.upper <= up
