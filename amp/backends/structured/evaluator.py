@@ -30,16 +30,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from amp.core.lazy import lazy
 from amp.core.errors import NumericalError
 from amp.core.floats import TINY, U, widen
-from amp.backends.structured.binomial import eta, pmf, sf_run
+from amp.backends.structured.binomial import eta, logpmf, pmf, sf_run
 from amp.backends.structured.model import CountModel, Plan
 from amp.backends.structured.shape import StructuredShape, shape_atom_floor
 from amp.backends.structured.zsplit import zsplit_eval
-
-# scipy is imported on first use (amp.core.lazy): import amp stays fast
-stats = lazy("scipy.stats")
 
 __all__ = ["REL_SAFETY", "MAX_BAND", "Parts", "Evaluator", "evaluate", "assemble"]
 
@@ -172,7 +168,7 @@ class Evaluator:
         if np.any(under):
             # tiny masses: scipy's gammaln-based log-pmf (abs. error << 1e-3 in the log) with a
             # margin for the upper end; 0 for the lower end
-            lp_top_up[under] = stats.binom.logpmf(x_top[under], Ts[sel][under], r) + 1e-3
+            lp_top_up[under] = logpmf(x_top[under], Ts[sel][under], r) + 1e-3
         # log P(x)/P(x+1) = log((x+1)(1-r)) - log((T-x) r), for k >= 1 (x = x_top - k)
         Xs = np.where(valid, X, 0).astype(float)
         with np.errstate(divide="ignore", invalid="ignore"):
