@@ -43,6 +43,7 @@ REL_SAFETY = 1e-9                      # relative factor on sums of non-negative
 MAX_BAND = 40_000_000                  # band elements per evaluation
 BAND_CHUNK = 1 << 17                   # band elements per chunk (memory and cache)
 BAND_CACHE_BYTES = 96 << 20            # the band is kept between passes up to this size
+CORE_MIN_T = 256                       # windows of fewer T are evaluated whole (Evaluator._core)
 
 
 def _dot(a: np.ndarray, b: np.ndarray) -> float:
@@ -167,7 +168,7 @@ class Evaluator:
         core = np.ones(nT, dtype=bool)
         A, gY, r, beta = self.A, self.gY, mod.r, self.beta
         nu = mod.nu
-        if rel <= 0 or nT < 256 or not (A > 0 and 0.0 < r < 1.0):
+        if rel <= 0 or nT < CORE_MIN_T or not (A > 0 and 0.0 < r < 1.0):
             return core
         Tf = mod.Ts.astype(float)
         ic = int(np.argmax(mod.PT))
