@@ -40,7 +40,7 @@ __all__ = ["StructuredBackend", "delta_bracket_structured", "bahadur_rao", "DEFA
 
 DEFAULT_ABS_TOL = 1e-16                # brackets with upper - lower below this are accepted
 WIDTH_GOAL = 1e-6                      # aimed relative width (never above rel_tol)
-SKIP_REL = 1e-11                       # ends of the T window bounded (not evaluated) up to
+SKIP_REL = 1e-13                       # ends of the T window bounded (not evaluated) up to
                                        # about this times E[S_+] (Evaluator._core)
 METHOD = "structured"
 
