@@ -42,7 +42,7 @@ if case == "t1":       # Table 1 rows at eps0 = 1 (as bench_tiny_delta.py define
          "HR": lambda: amp.HadamardResponse(1.0)}[mech]()
 else:
     m = amp.KRR(1.0, k=3) if mech == "krr3" else amp.RAPPOR(2.0)
-t = time.perf_counter()
+t, c0 = time.perf_counter(), time.process_time()
 try:
     if case == "t1":
         r = amp.epsilon(m, n, 1e-6)
@@ -59,6 +59,7 @@ try:
 except Exception as exc:                                     # reported, not hidden
     out = {"error": f"{type(exc).__name__}: {exc}"[:160]}
 out["seconds"] = time.perf_counter() - t
+out["cpu_s"] = time.process_time() - c0
 out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print(json.dumps(out))
 """
@@ -71,6 +72,13 @@ ROW_RANGE = {("krr3", 1e7): (9.1e-5, 1.95e-3), ("krr3", 1e8): (2e-5, 6e-4),
 
 DEFAULT_MECHS = ["krr3", "rappor"]
 T1_ROWS = ["10-RR", "RAPPOR", "OUE", "BLH", "HR"]
+
+
+def line(tag: str, r: dict) -> str:
+    """:func:`child.show` plus the CPU seconds of the child (wall time on a shared machine
+    counts the other processes too)."""
+    out = show(tag, r, 12)
+    return out + (f"  cpu={r['cpu_s']:.2f} s" if "cpu_s" in r else "")
 
 
 def run(tree: Path, case: str, mech: str, n: float, timeout: float) -> dict:
@@ -96,9 +104,9 @@ def main() -> None:
         for mech in mechs:
             for n in a.n:
                 print(f"{case} {mech} n={n:g}", flush=True)
-                print("  " + show("new", run(NEW_TREE, case, mech, n, a.timeout), 12), flush=True)
+                print("  " + line("new", run(NEW_TREE, case, mech, n, a.timeout)), flush=True)
                 if a.before:
-                    print("  " + show("before", run(a.before, case, mech, n, a.timeout), 12),
+                    print("  " + line("before", run(a.before, case, mech, n, a.timeout)),
                           flush=True)
 
 
