@@ -15,23 +15,20 @@ neighbours when one user's input is replaced (both directions are covered).
 
 from __future__ import annotations
 
-import math
 from typing import Callable, Iterable
 
 from amp.core import validate as V
 from amp.core.errors import NumericalError, ParameterError
-from amp.core.result import Bound
+from amp.core.result import Bound, wider_or_raise
 from amp.backends.dispatch import DEFAULT_REL_TOL, STRUCTURED_MIN_REL_TOL
 from amp.inversion import (DEFAULT_EPS_REL_TOL, Progress, TOL_LOOSE, as_progress, crossing,
                            estimate_epsilon)
-from amp.inversion import WiderThanAsked
 from amp.mechanisms.base import Mechanism
-from amp.privacy_profile import PrivacyProfile, check_bound, check_eps, check_mechanism
-from amp.pairs import delta_max
+from amp.privacy_profile import (PrivacyProfile, check_bound, check_eps, check_mechanism,
+                                  check_rel_tol)
+from amp.pairs import check_executor, delta_max
 from amp import rounds as R
 from amp.mechanisms.subsampled import Subsampled
-from amp.privacy_profile import check_rel_tol
-from amp.pairs import check_executor
 from amp.rounds_lower import compose_lower
 from amp.baselines import BOUNDS as BASELINES
 from amp.frontdoor import (BOUND_CHOICES, ROUNDS_WHY, baseline_answer, check_bound_choice,
@@ -538,20 +535,15 @@ def calibrate_eps0(make: Callable[[float], Mechanism], n: int, eps: float, delta
         probes themselves run in turn: each depends on the last); default serial. Results
         are identical with and without one.
     strict : bool, default False
-        When ``rel_tol`` cannot be certified (undecided probes at the floating-point floor,
-        the search's evaluation budget): ``False`` returns the certified bracket the search
-        holds, flagged (``wider_than_asked``, ``achieved_rel_tol``, an
-        :class:`amp.AccuracyWarning`), as :func:`epsilon` does; its lower end is still a
-        certified-safe ``eps0``; ``True`` raises :class:`NumericalError` instead.
+        ``True``: an uncertifiable ``rel_tol`` raises; ``False``: the bracket held, flagged.
 
     Returns
     -------
     Bound
-        Quantity ``"eps0"``, ``bound="upper"`` (the curve calibrated: Theorem 4) and
-        ``side == "lower"``: ``value`` is the bracket's *lower* end, the largest
-        certified-safe ``eps0``; the exact threshold of Theorem 4's bound lies in the
-        bracket and ``upper`` is not safe to use. ``as_dict()`` and ``str()`` say so
-        (``"side": "lower"``; ``eps0 <= value ..., calibrated with Theorem 4``).
+        Quantity ``"eps0"``, ``bound="upper"`` (Theorem 4's curve), ``side == "lower"``: ``value``
+        is the bracket's *lower* end, the largest certified-safe ``eps0``; the exact threshold of
+        Theorem 4's bound lies in the bracket and ``upper`` is not safe to use. ``as_dict()`` and
+        ``str()`` say so (``"side": "lower"``; ``eps0 <= value ..., calibrated with Theorem 4``).
 
     Examples
     --------
@@ -597,35 +589,12 @@ def calibrate_eps0(make: Callable[[float], Mechanism], n: int, eps: float, delta
         c = crossing(curve, delta_, safe, unsafe, decreasing=False, rel_tol=rel_tol,
                      good_end_known=True, bad_end_known=known_bad, start=0.5 * (safe + unsafe),
                      progress=progress, name="eps0")
-    except WiderThanAsked as exc:
-        # the search's good end (the bracket's lower end) only ever moved on a certified
-        # delta_upper <= delta, its bad end on a certified delta_lower > delta (or is the
-        # first unsafe probe): [lo, hi] is as valid as a full answer, only wider
-        if strict or not (0.0 <= exc.lo <= exc.hi < math.inf):
-            raise NumericalError(f"eps0 calibration: {exc}") from None
-        return _eps0_flagged(_eps0_bound(exc.lo, exc.hi, make, n, eps, delta_, curve),
-                             rel_tol, str(exc))
-    except NumericalError as exc:
-        raise NumericalError(f"eps0 calibration: {exc}") from None
+    except NumericalError as exc:   # a bracket held (WiderThanAsked): flagged unless strict
+        return wider_or_raise(exc, strict, rel_tol, "eps0 calibration",
+                              lambda lo, hi: _eps0_bound(lo, hi, make, n, eps, delta_, curve))
     return _eps0_bound(c.lo, c.hi, make, n, eps, delta_, curve)
 
 
 def _eps0_bound(lo: float, hi: float, make, n, eps, delta_, curve) -> Bound:
     return Bound("eps0", lo, hi, "upper", "search:" + ",".join(sorted(curve.used)),
                  n, check_mechanism(make(lo)).describe(), {"eps": eps, "delta": delta_})
-
-
-def _eps0_flagged(res: Bound, rel_tol: float, why: str) -> Bound:
-    """``res`` flagged as wider than ``rel_tol`` (``details`` and an
-    :class:`amp.AccuracyWarning`), as :func:`epsilon` flags an eps bracket."""
-    import warnings
-    from dataclasses import replace
-    from amp.core.errors import AccuracyWarning
-    reason = why.split(": ", 1)[-1].split("; certified bracket")[0]
-    note = (f"eps0 bracket [{res.lower:.8g}, {res.upper:.8g}] (relative width "
-            f"{res.rel_width:.2g}) is certified but wider than asked (rel_tol={rel_tol:g}): "
-            f"{reason}; its lower end is a certified-safe eps0")
-    warnings.warn(note, AccuracyWarning, stacklevel=3)
-    return replace(res, details={**res.details, "wider_than_asked": True,
-                                 "achieved_rel_tol": res.rel_width, "wider_note": note,
-                                 "wider_reason": why})
