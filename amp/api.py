@@ -19,17 +19,16 @@ from typing import Callable, Iterable
 
 from amp.core import validate as V
 from amp.core.errors import NumericalError, ParameterError
-from amp.core.result import Bound
+from amp.core.result import Bound, wider_or_raise
 from amp.backends.dispatch import DEFAULT_REL_TOL, STRUCTURED_MIN_REL_TOL
 from amp.inversion import (DEFAULT_EPS_REL_TOL, Progress, TOL_LOOSE, as_progress, crossing,
                            estimate_epsilon)
 from amp.mechanisms.base import Mechanism
-from amp.privacy_profile import PrivacyProfile, check_bound, check_eps, check_mechanism
-from amp.pairs import delta_max
+from amp.privacy_profile import (PrivacyProfile, check_bound, check_eps, check_mechanism,
+                                  check_rel_tol)
+from amp.pairs import check_executor, delta_max
 from amp import rounds as R
 from amp.mechanisms.subsampled import Subsampled
-from amp.privacy_profile import check_rel_tol
-from amp.pairs import check_executor
 from amp.rounds_lower import compose_lower
 from amp.baselines import BOUNDS as BASELINES
 from amp.frontdoor import (BOUND_CHOICES, ROUNDS_WHY, baseline_answer, check_bound_choice,
@@ -499,7 +498,7 @@ class _FamilyCurve:
 def calibrate_eps0(make: Callable[[float], Mechanism], n: int, eps: float, delta: float, *,
                    rel_tol: float = DEFAULT_EPS_REL_TOL, eps0_max: float = V.MAX_EPS0,
                    progress: Progress | bool | None = None, method: str = "auto",
-                   executor: object = None) -> Bound:
+                   executor: object = None, strict: bool = False) -> Bound:
     """Largest local ``eps0`` whose certified shuffled guarantee meets ``(eps, delta)``.
 
     ``make(eps0)`` builds the mechanism (e.g. ``lambda e0: amp.KRR(e0, k=10)``). The value is
@@ -535,15 +534,16 @@ def calibrate_eps0(make: Callable[[float], Mechanism], n: int, eps: float, delta
         Runs a matrix family's independent pair refinements at each probed ``eps0`` (the
         probes themselves run in turn: each depends on the last); default serial. Results
         are identical with and without one.
+    strict : bool, default False
+        ``True``: an uncertifiable ``rel_tol`` raises; ``False``: the bracket held, flagged.
 
     Returns
     -------
     Bound
-        Quantity ``"eps0"``, ``bound="upper"`` (the curve calibrated: Theorem 4) and
-        ``side == "lower"``: ``value`` is the bracket's *lower* end, the largest
-        certified-safe ``eps0``; the exact threshold of Theorem 4's bound lies in the
-        bracket and ``upper`` is not safe to use. ``as_dict()`` and ``str()`` say so
-        (``"side": "lower"``; ``eps0 <= value ..., calibrated with Theorem 4``).
+        Quantity ``"eps0"``, ``bound="upper"`` (Theorem 4's curve), ``side == "lower"``: ``value``
+        is the bracket's *lower* end, the largest certified-safe ``eps0``; the exact threshold of
+        Theorem 4's bound lies in the bracket and ``upper`` is not safe to use. ``as_dict()`` and
+        ``str()`` say so (``"side": "lower"``; ``eps0 <= value ..., calibrated with Theorem 4``).
 
     Examples
     --------
@@ -589,8 +589,9 @@ def calibrate_eps0(make: Callable[[float], Mechanism], n: int, eps: float, delta
         c = crossing(curve, delta_, safe, unsafe, decreasing=False, rel_tol=rel_tol,
                      good_end_known=True, bad_end_known=known_bad, start=0.5 * (safe + unsafe),
                      progress=progress, name="eps0")
-    except NumericalError as exc:
-        raise NumericalError(f"eps0 calibration: {exc}") from None
+    except NumericalError as exc:   # a bracket held (WiderThanAsked): flagged unless strict
+        return wider_or_raise(exc, strict, rel_tol, "eps0 calibration",
+                              lambda lo, hi: _eps0_bound(lo, hi, make, n, eps, delta_, curve))
     return _eps0_bound(c.lo, c.hi, make, n, eps, delta_, curve)
 
 

@@ -371,8 +371,12 @@ def run(args: argparse.Namespace) -> dict:
             raise ParameterError("eps0 calibration needs a mechanism family; a matrix or a "
                                  "population fixes eps0")
         kw = {} if args.rel_tol is None else {"rel_tol": args.rel_tol}
-        res = B.calibrate_eps0(make, args.n, args.eps, args.delta, progress=prog,
-                               method=args.method, **kw)
+        with warnings.catch_warnings():             # said once, as the note below
+            warnings.simplefilter("ignore", AccuracyWarning)
+            res = B.calibrate_eps0(make, args.n, args.eps, args.delta, progress=prog,
+                                   method=args.method, **kw)
+        if getattr(res, "wider_than_asked", False):
+            print(f"amp: note: {res.details['wider_note']}", file=sys.stderr)
         return res.as_dict()
     if args.mechanism.lower() not in FILE_MECHANISMS:
         if args.eps0 is None:

@@ -44,12 +44,12 @@ __all__ = ["epsilon_max", "COARSE_REL_TOL"]
 
 
 def _eps_task(args) -> Bound:
-    law, n, method, delta, rel_tol = args
+    law, n, method, delta, rel_tol, strict = args
     curve = LawDelta(law, n, method)
     # a pair of equal rows has delta = 0 for every eps >= 0 (log max a/b = 0): search a tiny
     # interval rather than an empty one (its end is still certified by an evaluation)
     return epsilon_of_curve(curve, delta, max(curve.max_eps, 1e-12), rel_tol=rel_tol,
-                            bound="upper", n=n, mechanism=law.label)
+                            bound="upper", n=n, mechanism=law.label, strict=strict)
 
 
 def _coarse_task(args) -> Bound | None:
@@ -77,7 +77,7 @@ def _reference_eps(ps: PairSet, n: int, delta: float, k: int) -> float:
 
 def epsilon_max(ps: PairSet, n: int, delta: float, *, rel_tol: float, method: str = "auto",
                 mechanism: str = "", executor: Executor | None = None,
-                progress: Progress | None = None) -> Bound:
+                progress: Progress | None = None, strict: bool = True) -> Bound:
     """Certified ``eps(delta)`` of the maximum over the pair laws of ``ps`` (module docstring).
 
     Parameters
@@ -98,6 +98,13 @@ def epsilon_max(ps: PairSet, n: int, delta: float, *, rel_tol: float, method: st
         Runs stages 4 and 5 (independent pair evaluations); default serial.
     progress : callable, optional
         Called with one line per stage.
+    strict : bool, default True
+        A refined pair whose search cannot reach ``rel_tol``: ``True`` raises its
+        :class:`~amp.core.errors.NumericalError`; ``False`` keeps the certified bracket its
+        search holds, flagged (``wider_than_asked``; :func:`amp.inversion.epsilon_of_curve`):
+        the maximum's bracket stays valid (its upper end is the largest refined upper end, a
+        pruned pair is certified below ``hi*``, and every refined lower end is a lower bound),
+        only wider; :class:`amp.PrivacyProfile` then flags the result.
 
     Returns
     -------
@@ -130,7 +137,7 @@ def epsilon_max(ps: PairSet, n: int, delta: float, *, rel_tol: float, method: st
     top = int(order[0])
     say(f"{len(ps)} pair laws ranked by Chernoff at eps={eps_ref:.6g}; refining pair "
         f"{tuple(int(x) for x in ps.pairs[top])}")
-    first = _eps_task((ps.law(top), n, method, delta, rel_tol))
+    first = _eps_task((ps.law(top), n, method, delta, rel_tol, strict))
     hi_star = first.upper
     ch = ps.chernoff_upper(hi_star, n)
     surv1 = [int(k) for k in np.argsort(-ch, kind="stable") if k != top and ch[k] > delta]
@@ -141,8 +148,8 @@ def epsilon_max(ps: PairSet, n: int, delta: float, *, rel_tol: float, method: st
     surv2 = [k for k, r in zip(surv1, coarse) if r is None or r.upper > delta]
     say(f"{len(surv1) - len(surv2)} pruned by a coarse bracket at eps={hi_star:.8g}; "
         f"refining {len(surv2)}")
-    rest = run_tasks(_eps_task, [(ps.law(k), n, method, delta, rel_tol) for k in surv2],
-                     executor)
+    rest = run_tasks(_eps_task, [(ps.law(k), n, method, delta, rel_tol, strict)
+                                 for k in surv2], executor)
     parts = [first] + list(rest)
     refined = [top] + surv2
     lo = max(p.lower for p in parts)

@@ -362,9 +362,10 @@ class PrivacyProfile:
     def _epsilon_one(self, delta_: float, rel_tol: float, executor, progress,
                      strict: bool = True) -> Bound:
         if self.pairs is not None:
-            return epsilon_max(self.pairs, self.n, delta_, rel_tol=rel_tol, method=self.method,
-                               mechanism=self.description, executor=executor,
-                               progress=progress)
+            return _flag_wider(epsilon_max(self.pairs, self.n, delta_, rel_tol=rel_tol,
+                                           method=self.method, mechanism=self.description,
+                                           executor=executor, progress=progress,
+                                           strict=strict), rel_tol)
         parts, pruned = _laws_epsilon(self, delta_, rel_tol, progress, strict)
         lo = max(p.lower for p in parts)
         hi = max(p.upper for p in parts)

@@ -22,7 +22,7 @@ from typing import Literal, Mapping
 
 from amp.core.floats import fmt_outward
 
-__all__ = ["Bound", "Quantity", "NEIGHBOURING", "QUANTITIES", "SIDES"]
+__all__ = ["Bound", "Quantity", "NEIGHBOURING", "QUANTITIES", "SIDES", "wider_or_raise"]
 
 #: What was computed: ``delta(eps)``, ``eps(delta)`` or a local ``eps0`` for a target.
 Quantity = Literal["delta", "eps", "eps0"]
@@ -240,3 +240,29 @@ class Bound:
         if self.wider_than_asked:       # only then: the contract of answers as asked is as before
             out.update(wider_than_asked=True, achieved_rel_tol=self.achieved_rel_tol)
         return out
+
+
+def wider_or_raise(exc: Exception, strict: bool, rel_tol: float, what: str, make) -> Bound:
+    """A search that stopped short of ``rel_tol`` (``exc`` carries the certified bracket it
+    held, ``exc.lo <= exc.hi``, as :class:`amp.inversion.WiderThanAsked` does): ``make(lo,
+    hi)`` built into a :class:`Bound` flagged as wider than asked (``details``:
+    ``wider_than_asked``, ``achieved_rel_tol``, ``wider_note``, ``wider_reason``; an
+    :class:`~amp.core.errors.AccuracyWarning`), as :func:`amp.epsilon` flags an eps bracket.
+    ``strict``, or an error without a bracket, raises :class:`NumericalError` (``what: exc``).
+    The bracket is as valid as a full answer (each end moved only on a certified evaluation),
+    only wider."""
+    import warnings
+    from dataclasses import replace
+    from amp.core.errors import AccuracyWarning, NumericalError
+    lo, hi = getattr(exc, "lo", math.nan), getattr(exc, "hi", math.nan)
+    if strict or not (0.0 <= lo <= hi < math.inf):
+        raise NumericalError(f"{what}: {exc}") from None
+    res = make(lo, hi)
+    reason = str(exc).split(": ", 1)[-1].split("; certified bracket")[0]
+    note = (f"{res.quantity} bracket [{res.lower:.8g}, {res.upper:.8g}] (relative width "
+            f"{res.rel_width:.2g}) is certified but wider than asked (rel_tol={rel_tol:g}): "
+            f"{reason}")
+    warnings.warn(note, AccuracyWarning, stacklevel=3)
+    return replace(res, details={**res.details, "wider_than_asked": True,
+                                 "achieved_rel_tol": res.rel_width, "wider_note": note,
+                                 "wider_reason": str(exc)})

@@ -40,6 +40,8 @@ __all__ = ["StructuredBackend", "delta_bracket_structured", "bahadur_rao", "DEFA
 
 DEFAULT_ABS_TOL = 1e-16                # brackets with upper - lower below this are accepted
 WIDTH_GOAL = 1e-6                      # aimed relative width (never above rel_tol)
+SKIP_REL = 1e-13                       # ends of the T window bounded (not evaluated) up to
+                                       # about this times E[S_+] (Evaluator._core)
 METHOD = "structured"
 
 
@@ -224,7 +226,8 @@ class StructuredBackend:
         log_tau = math.log(max(max(est, 1e-300) * 1e-3 * goal / scale, 1e-300))
         log_tau = min(max(log_tau, -700.0), LOG_TAU_V)
         mod = self.count_model(log_tau)
-        ev = Evaluator(mod, eps)
+        # the ends of the T window that cannot matter at this eps are bounded, not evaluated
+        ev = Evaluator(mod, eps, SKIP_REL)
         lin, err, lt, zt = ev.sums()
         E_ref = max(lin - err, 0.5 * est * n, TINY)
         plan = choose_plan(mod, ev, goal, E_ref, rel_tol)
@@ -251,7 +254,8 @@ class StructuredBackend:
         details = {"plan": (plan.mode, plan.b, plan.K), "T_window": (mod.T_lo, mod.T_hi),
                    "band_elems": parts.band_elems, "table_points": parts.table_points,
                    "gap_j": parts.gap_j / n, "gap_int": parts.gap_i / n,
-                   "T_tail": parts.T_tail / n, "lin_err": parts.lin_err / n,
+                   "T_tail": parts.T_tail / n, "skipped": parts.skip / n,
+                   "T_evaluated": int(ev.core.sum()), "lin_err": parts.lin_err / n,
                    "tails": (parts.lin_tail + parts.zero_tail) / n, "estimate_BR": est}
         return lower, upper, details
 

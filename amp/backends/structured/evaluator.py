@@ -30,21 +30,30 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from amp.core.lazy import lazy
 from amp.core.errors import NumericalError
 from amp.core.floats import TINY, U, widen
-from amp.backends.structured.binomial import eta, pmf, sf_run
+from amp.backends.structured.binomial import eta, logpmf, pmf, sf_run
 from amp.backends.structured.model import CountModel, Plan
 from amp.backends.structured.shape import StructuredShape, shape_atom_floor
 from amp.backends.structured.zsplit import zsplit_eval
 
-# scipy is imported on first use (amp.core.lazy): import amp stays fast
-stats = lazy("scipy.stats")
-
-__all__ = ["REL_SAFETY", "MAX_BAND", "Parts", "Evaluator", "evaluate", "assemble"]
+__all__ = ["REL_SAFETY", "MAX_BAND", "BAND_CHUNK", "BAND_CACHE_BYTES", "Parts", "Evaluator", "evaluate", "assemble"]
 
 REL_SAFETY = 1e-9                      # relative factor on sums of non-negative terms
 MAX_BAND = 40_000_000                  # band elements per evaluation
+BAND_CHUNK = 1 << 17                   # band elements per chunk (memory and cache)
+BAND_CACHE_BYTES = 96 << 20            # the band is kept between passes up to this size
+CORE_MIN_T = 256                       # windows of fewer T are evaluated whole (Evaluator._core)
+
+
+def _dot(a: np.ndarray, b: np.ndarray) -> float:
+    """``sum a_k b_k`` by ``np.einsum``, not ``np.dot``: the latter calls a threaded BLAS
+    that is 10-50x slower on a loaded machine.  Rounding: any order of recursive summation
+    of ``N`` products is within ``(N + 1) u sum |a_k b_k|`` of the exact sum; the band is
+    summed per chunk (``N <= BAND_CHUNK``, then a few hundred chunk sums) and the ``T`` sums
+    have ``N`` = the window (``< 10^7``), so that is below the ``REL_SAFETY`` every sum of
+    non-negative terms carries (:func:`assemble`)."""
+    return float(np.einsum("i,i->", a, b))
 
 
 @dataclass
@@ -60,6 +69,7 @@ class Parts:
     gap_j: float = 0.0
     gap_i: float = 0.0
     T_tail: float = 0.0
+    skip: float = 0.0                  # bound of the skipped ends of the T window (upper only)
     band_elems: int = 0
     table_points: int = 0
     rel_safety: float = REL_SAFETY     # >= 1.25 (Boost's eta on PT + on the band's anchors)
@@ -67,9 +77,17 @@ class Parts:
 
 
 class Evaluator:
-    """Per-``eps`` quantities shared by the planning and the table passes."""
+    """Per-``eps`` quantities shared by the planning and the table passes.
 
-    def __init__(self, mod: CountModel, eps: float):
+    ``skip_rel`` (default 0): the ``T`` at both ends of the window whose whole contribution
+    ``P(T) E[S_+ | T]`` is certified (Chernoff) to total at most about ``skip_rel`` times
+    ``E[S_+]`` are not evaluated (:meth:`_core`); their bound ``skip_up`` is added to the upper
+    end (the lower end counts them as 0).  The bracket moves by about that relative amount
+    while the work over ``T`` shrinks from the whole window of the model (kept for every
+    ``eps``) to the ``T`` that matter at this ``eps``.
+    """
+
+    def __init__(self, mod: CountModel, eps: float, skip_rel: float = 0.0):
         self.mod = mod
         self.eps = eps
         E = mod.E
@@ -98,7 +116,9 @@ class Evaluator:
         self.x_hi = x_hi.astype(np.int64)
         self.x_lo = x_lo.astype(np.int64)
         r = mod.r
-        has_lin = self.x_hi <= Ts
+        core = self._core(skip_rel)
+        self.core = core
+        has_lin = (self.x_hi <= Ts) & core
         self.has_lin = has_lin
         Psf = np.zeros(Ts.size)
         eta_pm = eta(self.x_hi, Ts, r).ravel()       # Boost's pmf at x_hi (and sf, if Boost)
@@ -120,40 +140,161 @@ class Evaluator:
         self.lin_err_T = lin_err
         self.lin_tail_T = beta * mod.pm_l * Psf * (1 + eta_sf)     # an upper tail: sf up
         nonempty_zero = self.x_lo >= 0
-        self.zero_tail_T = np.where(nonempty_zero, beta * mod.v_z * mod.z_tau, 0.0)
-        self.nb = np.maximum(self.x_hi - self.x_lo - 1, 0)
+        self.zero_tail_T = np.where(nonempty_zero & core, beta * mod.v_z * mod.z_tau, 0.0)
+        self.nb = np.where(core, np.maximum(self.x_hi - self.x_lo - 1, 0), 0)
         self.total_band = int(self.nb.sum())
+
+    def _core(self, rel: float) -> np.ndarray:
+        """The ``T`` evaluated (a boolean mask over the window); sets ``skip_up``.
+
+        Given ``T``, ``S = c(T, X) - beta V_m`` with ``X ~ Bin(T, r)``, ``c = A X + gY T`` and
+        the nuisance ``V_m`` of the ``m = n - T`` others (independent of ``X``), and
+        ``y_+ <= e^(theta y) / (e theta)`` for every ``theta > 0``, so (Chernoff)
+
+            ``E[S_+ | T] <= B_T = exp(theta gY T + T log(1 - r + r e^(theta A))
+            + m log E[e^(-theta beta v)]) / (e theta)``,
+
+        the least over a few ``theta`` around the minimiser at the centre of the window.  With
+        ``C = sum_T P_up(T) B_T`` (at most a small factor above ``E[S_+]``: the Bahadur-Rao
+        factor), the ends of the window (from below and from above) whose sums of
+        ``P_up(T) B_T`` stay within ``rel C / 2`` each are skipped: their contribution lies in
+        ``[0, sum P_up(T) B_T]``; ``skip_up`` is that sum times 2 (a margin far above the
+        rounding of the logs, ``< 1e-9`` relative; ``P_up`` carries Boost's ``eta_T``).  The
+        bracket moves by at most ``2 rel C``, about ``rel`` times ``E[S_+]`` up to that factor.
+        """
+        mod = self.mod
+        nT = mod.Ts.size
+        self.skip_up = 0.0
+        core = np.ones(nT, dtype=bool)
+        A, gY, r, beta = self.A, self.gY, mod.r, self.beta
+        nu = mod.nu
+        if rel <= 0 or nT < CORE_MIN_T or not (A > 0 and 0.0 < r < 1.0):
+            return core
+        Tf = mod.Ts.astype(float)
+        ic = int(np.argmax(mod.PT))
+        Tc, mc = float(Tf[ic]), float(mod.m[ic])
+
+        def parts_of(th: float) -> tuple[float, float]:
+            # per active user: log(1 - r + r e^(x)) = x + log1p((1 - r) expm1(-x)), x = theta A
+            # (no overflow); plus theta gY.  Per nuisance user: log E[e^(-theta beta v)]
+            x = th * A
+            act = th * gY + x + math.log1p((1 - r) * math.expm1(-x))
+            nui = math.log1p(nu.qO * math.expm1(-th * beta)
+                             + nu.qZ * math.expm1(-th * beta * nu.E))
+            return act, nui
+
+        def f(th: float) -> float:
+            act, nui = parts_of(th)
+            return act * Tc + nui * mc - 1.0 - math.log(th)
+
+        grid = [10.0 ** (k / 8.0) for k in range(-160, 40)]
+        try:
+            vals = [f(t) for t in grid]
+        except (OverflowError, ValueError):
+            return core
+        k0 = int(np.argmin(vals))
+        th0 = grid[k0]
+        with np.errstate(over="ignore", invalid="ignore"):
+            logB = np.full(nT, np.inf)
+            for fac in (0.5, 0.71, 0.84, 1.0, 1.19, 1.41, 2.0):
+                th = th0 * fac
+                act, nui = parts_of(th)
+                logB = np.minimum(logB, act * Tf + nui * mod.m - 1.0 - math.log(th))
+            contrib = mod.PT * (1 + mod.eta_T) * np.exp(np.minimum(logB, 700.0))
+        contrib = np.where(np.isfinite(contrib), contrib, np.inf)
+        total = float(contrib.sum())
+        if not math.isfinite(total) or total <= 0:
+            return core
+        half = 0.5 * rel * total
+        left = np.cumsum(contrib)
+        right = np.cumsum(contrib[::-1])[::-1]
+        core = ~((left <= half) | (right <= half))
+        if not core.any():
+            return np.ones(nT, dtype=bool)
+        self.skip_up = 2.0 * float(contrib[~core].sum())
+        return core
 
     def sums(self) -> tuple[float, float, float, float]:
         """``E[. ; linear region]``, its rounding bound, and the Bernstein tails of the linear
         and zero regions, each summed over ``T`` (S units)."""
         m = self.mod
         PT = m.PT
-        lin = float(np.dot(PT, self.lin_T))
-        err = float(np.dot(PT, self.lin_err_T))
-        lt = float(np.dot(PT, self.lin_tail_T))
-        zt = float(np.dot(PT, self.zero_tail_T))
+        lin = _dot(PT, self.lin_T)
+        err = _dot(PT, self.lin_err_T)
+        lt = _dot(PT, self.lin_tail_T)
+        zt = _dot(PT, self.zero_tail_T)
         return lin, err, lt, zt
 
-    def band(self):
-        """Flattened band: T index, x, log-pmf bounds (lower, upper) of ``P(x | T)``."""
-        if getattr(self, "_band", None) is None:
-            self._band = self._make_band()
-        return self._band
+    # -- the band, built in chunks of consecutive T ------------------------------------
+    def chunks(self) -> list[tuple[int, int]]:
+        """Ranges ``[i0, i1)`` of ``T`` indices whose bands hold at most :data:`BAND_CHUNK`
+        elements each (one ``T`` with a longer band is a chunk of its own): every pass over
+        the band works on one chunk at a time, so its temporaries stay small (memory, cache)
+        whatever ``n``; the sums over the chunks are the sums over the band."""
+        if getattr(self, "_ranges", None) is None:
+            nT = self.nb.size
+            cum = np.cumsum(self.nb)
+            cuts = [0]
+            while cuts[-1] < nT:
+                i0 = cuts[-1]
+                base = int(cum[i0 - 1]) if i0 else 0
+                i1 = int(np.searchsorted(cum, base + BAND_CHUNK, side="right"))
+                cuts.append(min(nT, max(i1, i0 + 1)))
+            self._ranges = list(zip(cuts[:-1], cuts[1:]))
+        return self._ranges
 
-    def _make_band(self):
-        mod = self.mod
-        nb = self.nb
-        tot = self.total_band
-        if tot == 0:
+    def band_chunks(self):
+        """The band chunk by chunk (:meth:`chunks`): ``(iT, x, lp_lo, lp_up, band_rel)`` per
+        chunk, ``band_rel`` the recurrence's relative error bound on that chunk's masses.  The
+        chunks are kept after the first pass when they fit in :data:`BAND_CACHE_BYTES`, else
+        rebuilt on every pass (the same values)."""
+        if self.total_band == 0:
+            return
+        if self.total_band > MAX_BAND:
+            raise NumericalError(f"structured delta at eps={self.eps:g}, n={self.mod.n} needs "
+                                 f"{self.total_band} band evaluations (max {MAX_BAND})")
+        cached = getattr(self, "_cache", None)
+        if cached is not None:
+            yield from cached
+            return
+        keep = self.total_band * 32 <= BAND_CACHE_BYTES
+        store = []
+        for i0, i1 in self.chunks():
+            ch = self._make_band(i0, i1)
+            if ch[0].size == 0:
+                continue
+            if keep:
+                store.append(ch)
+            yield ch
+        if keep:
+            self._cache = store
+
+    def band_mass(self) -> tuple[float, int]:
+        """``(W, size)``: the band's total mass ``sum_T P(T) sum_x P_up(x | T)`` (upper masses)
+        and its number of elements, for the planner (:mod:`.planner`)."""
+        bm = np.zeros(self.nb.size)
+        for iT, x, lp_lo, lp_up, _ in self.band_chunks():
+            bm += np.bincount(iT, weights=np.exp(lp_up), minlength=bm.size)
+        return float((self.mod.PT * bm).sum()), self.total_band
+
+    def band(self):
+        """Flattened band: T index, x, log-pmf bounds (lower, upper) of ``P(x | T)`` (all
+        chunks concatenated; the engine itself works chunk by chunk)."""
+        parts = list(self.band_chunks())
+        if not parts:
             e = np.zeros(0)
             return np.zeros(0, np.int64), np.zeros(0, np.int64), e, e
-        if tot > MAX_BAND:
-            raise NumericalError(f"structured delta at eps={self.eps:g}, n={mod.n} needs "
-                                 f"{tot} band evaluations (max {MAX_BAND})")
+        return tuple(np.concatenate([c[i] for c in parts]) for i in range(4))
+
+    def _make_band(self, i0: int, i1: int):
+        mod = self.mod
+        nb = self.nb
         Ts = mod.Ts
         r = mod.r
-        sel = np.flatnonzero(nb > 0)
+        sel = i0 + np.flatnonzero(nb[i0:i1] > 0)
+        if sel.size == 0:
+            e = np.zeros(0)
+            return np.zeros(0, np.int64), np.zeros(0, np.int64), e, e, 0.0
         nbs = nb[sel]
         L = int(nbs.max())
         # 2-D (T, k) layout, k = 0..nb-1 going down from x_top = x_hi - 1
@@ -164,7 +305,8 @@ class Evaluator:
         X = x_top[:, None] - kk                       # x values (garbage where not valid)
         p_top = pmf(x_top, Ts[sel], r)
         # the relative safety of the sums must cover Boost's error on these anchors too
-        self.eta_top = float(np.max(eta(x_top, Ts[sel], r)))
+        self.eta_top = max(getattr(self, "eta_top", 0.0),
+                           float(np.max(eta(x_top, Ts[sel], r))))
         with np.errstate(divide="ignore"):
             lp_top = np.log(p_top)
         under = p_top < 1e-290
@@ -172,7 +314,7 @@ class Evaluator:
         if np.any(under):
             # tiny masses: scipy's gammaln-based log-pmf (abs. error << 1e-3 in the log) with a
             # margin for the upper end; 0 for the lower end
-            lp_top_up[under] = stats.binom.logpmf(x_top[under], Ts[sel][under], r) + 1e-3
+            lp_top_up[under] = logpmf(x_top[under], Ts[sel][under], r) + 1e-3
         # log P(x)/P(x+1) = log((x+1)(1-r)) - log((T-x) r), for k >= 1 (x = x_top - k)
         Xs = np.where(valid, X, 0).astype(float)
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -186,37 +328,54 @@ class Evaluator:
             abs_cs = np.cumsum(np.abs(np.where(np.isfinite(step), step, 0.0)), axis=1)
             err = (kk * 4 * U * logmag[:, None] + (kk + 1) * U * abs_cs)
         err = np.where(np.isfinite(err), err, 0.0)
-        self.band_rel = float(np.expm1(err[valid].max())) if valid.any() else 0.0
+        band_rel = float(np.expm1(err[valid].max())) if valid.any() else 0.0
+        self.band_rel = max(getattr(self, "band_rel", 0.0), band_rel)
         iT = np.repeat(sel, nbs)
         x = X[valid]
         lp_lo = (np.where(under, -np.inf, lp_top)[:, None] + cs)[valid]
         lp_up = (lp_top_up[:, None] + cs)[valid]
-        return iT, x.astype(np.int64), lp_lo, lp_up
+        return iT, x.astype(np.int64), lp_lo, lp_up, band_rel
 
 
 def evaluate(mod: CountModel, ev: Evaluator, plan: Plan) -> Parts:
-    """Certified pieces of ``E[S_+]`` at one ``eps`` with the given table plan."""
+    """Certified pieces of ``E[S_+]`` at one ``eps`` with the given table plan.
+
+    The band is taken chunk by chunk (:meth:`Evaluator.band_chunks`); each chunk's pieces are
+    sums of the same per-element terms as over the whole band (non-negative terms, and the
+    gaps), so the pieces are the band's up to the order of the additions (covered, like every
+    sum of non-negative terms, by ``REL_SAFETY``).  The masses of a chunk carry that chunk's
+    recurrence error bound (at most the band's)."""
     parts = Parts()
     lin, err, lt, zt = ev.sums()
     parts.lin, parts.lin_err, parts.lin_tail, parts.zero_tail = lin, err, lt, zt
     parts.T_tail = max(ev.gX, 0.0) * mod.ET_out
-    iT, x, lp_lo, lp_up = ev.band()
+    parts.skip = ev.skip_up
+    parts.band_elems = ev.total_band
+    seen: set = set()
+    zs = mod.zsplit() if (plan.mode == "zsplit" and ev.total_band and ev.beta != 0.0) else None
+    for chunk in ev.band_chunks():
+        _evaluate_chunk(mod, ev, plan, parts, chunk, seen, zs)
+    if zs is not None:
+        parts.table_points = zs.size
     # the sums' relative safety covers Boost's error on the masses of T and on the band's
     # anchors (their eta; at the floor 1.25 (2e-10 + 2e-10) < REL_SAFETY, as before)
     parts.rel_safety = max(REL_SAFETY, 1.25 * (mod.eta_T + getattr(ev, "eta_top", 0.0)))
-    parts.band_elems = int(x.size)
-    if x.size == 0:
-        return parts
+    return parts
+
+
+def _evaluate_chunk(mod: CountModel, ev: Evaluator, plan: Plan, parts: Parts, chunk,
+                    seen: set, zs) -> None:
+    """Add one band chunk's pieces to ``parts`` (:func:`evaluate`)."""
+    iT, x, lp_lo, lp_up, band_rel = chunk
     beta = ev.beta
     Ts = mod.Ts
     T = Ts[iT]
     c = ev.A * x + ev.gY * T.astype(float)
     with np.errstate(under="ignore"):
-        pl = np.exp(lp_lo) * (1 - ev.band_rel - 4 * U)
-        pu = np.exp(lp_up) * (1 + ev.band_rel + 4 * U) + 1e-300
+        pl = np.exp(lp_lo) * (1 - band_rel - 4 * U)
+        pu = np.exp(lp_up) * (1 + band_rel + 4 * U) + 1e-300
     w = mod.PT[iT]
     blocks, jT = mod.block_of(plan.b)
-    gj, gi, bias = mod.gap_coefs(plan, blocks, jT)
     hl = np.empty(x.size)
     hu = np.empty(x.size)
     bl = blocks[iT]
@@ -227,30 +386,26 @@ def evaluate(mod: CountModel, ev: Evaluator, plan: Plan) -> Parts:
         # eps = 0: g(c) = c_+ exactly (the nuisance has coefficient 0)
         hl = np.maximum(c, 0.0) * (1 - 4 * U)
         hu = np.maximum(c, 0.0) * (1 + 4 * U) + c_err
-        parts.band_lo = float(np.dot(pl * w, hl))
-        parts.band_up = float(np.dot(pu * w, hu))
-        return parts
+        parts.band_lo += _dot(pl * w, hl)
+        parts.band_up += _dot(pu * w, hu)
+        return
     if plan.mode == "zsplit":
-        zs = mod.zsplit()
         lo, up = zsplit_eval(mod, zs, iT, c, c_err, beta)
-        parts.table_points = zs.size
-        parts.band_lo = float(np.dot(pl * w, lo))
-        parts.band_up = float(np.dot(pu * w, up))
-        return parts
+        parts.band_lo += _dot(pl * w, lo)
+        parts.band_up += _dot(pu * w, up)
+        return
     if plan.mode == "exact":
         # exact: g(c) = sum_v P(V_j = v) h_{m0}(c - beta v) over the exact law of the j users
         # added to the block's reference m0 (no approximation)
         order = np.argsort(iT, kind="stable")
         cut = np.flatnonzero(np.diff(iT[order])) + 1
-        points = 0
-        seen = set()
         for g in np.split(order, cut):
             t_idx = int(iT[g[0]])
             kb = int(blocks[t_idx])
             tab = mod.table(plan, kb)
             if kb not in seen:
                 seen.add(kb)
-                points += tab.size
+                parts.table_points += tab.size
             uj, wj, outj, relj = mod.small_law(int(jT[t_idx]))
             cq = (c[g][:, None] - beta * uj[None, :]).ravel()
             eq = np.repeat(c_err[g] + 4 * U * beta * float(uj.max()), uj.size)
@@ -260,34 +415,36 @@ def evaluate(mod: CountModel, ev: Evaluator, plan: Plan) -> Parts:
             wl = wj * (1 - relj)
             wu = wj * (1 + relj)
             # masses outside the small law's window (and its tiny cells' errors) add <= c_+
-            hl[g] = np.maximum(lo @ wl - outj * np.maximum(c[g], 0.0), 0.0)
-            hu[g] = up @ wu + outj * np.maximum(c[g] + c_err[g], 0.0)
-        parts.table_points = points
-        parts.band_lo = float(np.dot(pl * w, hl))
-        parts.band_up = float(np.dot(pu * w, hu))
-        return parts
+            hl[g] = np.maximum(np.einsum("ij,j->i", lo, wl) - outj * np.maximum(c[g], 0.0), 0.0)
+            hu[g] = np.einsum("ij,j->i", up, wu) + outj * np.maximum(c[g] + c_err[g], 0.0)
+        parts.band_lo += _dot(pl * w, hl)
+        parts.band_up += _dot(pu * w, hu)
+        return
+    gj, gi, bias = mod.gap_coefs(plan, blocks, jT)
     cprime = c - beta * jj * mod.mu
-    order = np.argsort(bl, kind="stable")
-    bl_sorted = bl[order]
-    cut = np.flatnonzero(np.diff(bl_sorted)) + 1
-    groups = np.split(order, cut)
-    points = 0
+    # the band runs in T order, so the blocks of a chunk are consecutive runs
+    cut = np.flatnonzero(np.diff(bl)) + 1
+    if np.all(np.diff(bl) >= 0):
+        groups = [slice(a, b) for a, b in zip(np.r_[0, cut], np.r_[cut, bl.size])]
+    else:
+        order = np.argsort(bl, kind="stable")
+        groups = np.split(order, np.flatnonzero(np.diff(bl[order])) + 1)
     for g in groups:
-        kb = int(bl[g[0]])
+        kb = int(bl[g][0])
         tab = mod.table(plan, kb)
-        points += tab.size
+        if kb not in seen:
+            seen.add(kb)
+            parts.table_points += tab.size
         lo, up = tab.lookup(cprime[g], c_err[g], beta)
         hl[g] = lo
         hu[g] = up
-    parts.table_points = points
     mass_up = pu * w
     gjb = beta * gj[iT]
     gib = beta * gi[iT] + beta * bias * mod.m[iT]
-    parts.band_lo = float(np.dot(pl * w, np.maximum(hl - gib, 0.0)))
-    parts.band_up = float(np.dot(mass_up, hu + gjb))
-    parts.gap_j = float(np.dot(mass_up, gjb))
-    parts.gap_i = float(np.dot(mass_up, gib))
-    return parts
+    parts.band_lo += _dot(pl * w, np.maximum(hl - gib, 0.0))
+    parts.band_up += _dot(mass_up, hu + gjb)
+    parts.gap_j += _dot(mass_up, gjb)
+    parts.gap_i += _dot(mass_up, gib)
 
 
 def assemble(parts: Parts, n: int, shape: StructuredShape, eps: float
@@ -296,7 +453,7 @@ def assemble(parts: Parts, n: int, shape: StructuredShape, eps: float
     rs = parts.rel_safety
     lower = (parts.lin - parts.lin_err) * (1 - rs) + parts.band_lo * (1 - rs)
     upper = ((parts.lin + parts.lin_err + parts.lin_tail + parts.zero_tail) * (1 + rs)
-             + parts.band_up * (1 + rs) + parts.T_tail)
+             + parts.band_up * (1 + rs) + parts.T_tail + parts.skip)
     lower = max(0.0, lower) / n
     upper = upper / n
     # idealisation of the atoms, and their floating-point distance to the exact ratios

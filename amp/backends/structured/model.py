@@ -106,6 +106,7 @@ class CountModel:
         self.table_points = 0
         self.gap_cache: dict = {}
         self.small_laws: dict = {}
+        self._blocks: dict = {}
         self._zsplit: ZSplitTables | None = None
         self._zgeom: tuple | None = None
         self._Ks: list[int] | None = None
@@ -144,10 +145,14 @@ class CountModel:
         return c
 
     def block_of(self, b: int) -> tuple[np.ndarray, np.ndarray]:
-        """Block index and ``j = T_b - T`` for every ``T`` (blocks anchored at ``T = 0``)."""
-        k = self.Ts // b
-        Tb = np.minimum((k + 1) * b - 1, self.n)
-        return k, Tb - self.Ts
+        """Block index and ``j = T_b - T`` for every ``T`` (blocks anchored at ``T = 0``;
+        computed once per ``b``)."""
+        hit = self._blocks.get(b)
+        if hit is None:
+            k = self.Ts // b
+            Tb = np.minimum((k + 1) * b - 1, self.n)
+            hit = self._blocks[b] = (k, Tb - self.Ts)
+        return hit
 
     def small_law(self, j: int) -> tuple[np.ndarray, np.ndarray, float, float]:
         """Exact law of the nuisance of ``j`` users (values, masses, outside mass, rel. error

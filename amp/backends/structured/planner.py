@@ -53,16 +53,10 @@ def choose_plan(mod: CountModel, ev: Evaluator, goal_rel: float, E_ref: float,
     """
     nu = mod.nu
     nT = mod.Ts.size
-    iT, x, lp_lo, lp_up = ev.band()
-    bm = np.zeros(nT)
-    if x.size:
-        np.add.at(bm, iT, np.exp(lp_up))
-    wm = mod.PT * bm                                 # band mass per T
-    W = float(wm.sum())
+    W, n_band = ev.band_mass()                       # band mass (over T) and size
     beta = ev.beta
     if W == 0 or beta == 0:
         return Plan("lattice", b=1 << 40, K=1)
-    n_band = int(x.size)
     # z-split: exact (no gap), cells of the Z and O tables once, ~(o window)/E pairs per element
     z_lo, z_hi, o_lo, o_hi, N_min, N_max, _, _ = mod.zsplit_geometry()
     Wz, Wo = z_hi - z_lo + 1, o_hi - o_lo + 1
