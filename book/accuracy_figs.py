@@ -134,9 +134,13 @@ def accuracy_widget(mechanism: str = "krr", eps: float = 1.0, delta: float = 1e-
                     seed: int = 12):
     """Interactive Figure 12.1: one estimate of the state frequencies, shuffled vs local only
     vs central, for a chosen oracle, number of users and central ``eps`` (needs a kernel;
-    a new ``n`` or ``eps`` calibrates ``eps0`` again, about a second)."""
+    a new ``n`` or ``eps`` calibrates ``eps0`` again, about a second; status line and locked
+    controls while drawing, a failure said in red:
+    :func:`amp.viz.widgets.interactive_with_status`)."""
     import ipywidgets as widgets
     import matplotlib.pyplot as plt
+
+    from amp.viz.widgets import interactive_with_status
     labels, counts = state_counts()
 
     def draw(mechanism, n, eps):
@@ -151,8 +155,8 @@ def accuracy_widget(mechanism: str = "krr", eps: float = 1.0, delta: float = 1e-
             print(f"{s:9s} largest error {A.max_abs_error(est[s], truth):.2e}"
                   f"   mean squared error {A.mse(est[s], truth):.2e}")
 
-    return widgets.interactive(
-        draw,
+    return interactive_with_status(
+        draw, busy="up to a few seconds at n = 10,000,000",
         mechanism=widgets.Dropdown(options=[(v, k) for k, v in NAMES.items()], value=mechanism,
                                    description="oracle"),
         n=widgets.Dropdown(options=list(WIDGET_NS.items()), value=0, description="n"),
