@@ -160,7 +160,9 @@ def interactive_with_status(draw, busy: str = "", **controls):
 
 # ============================================================================ Chapters 1, 5
 #: Smallest log10 delta of Chapter 1's widget: at delta = 1e-12 a certified point took up to
-#: half a minute and 1.6 GB (BLH, eps0 = 0.5, n = 10^4; bench/bench_live_widgets.py).
+#: half a minute and 1.6 GB (BLH, eps0 = 0.5, n = 10^4; bench/bench_live_widgets.py). At
+#: larger delta the slowest certified points (RAPPOR, BLH, Hadamard response at n near 10^4)
+#: still take up to 10-30 s on the shared 2-core machine: :data:`EPS_VS_N_TIMEOUT` bounds them.
 EPS_VS_N_MIN_DELTA_EXPONENT = -10
 #: Certified points of Chapter 1's widget are computed in a child process stopped after this
 #: many seconds (:func:`amp.viz.rounds.run_limited`) ...
@@ -210,7 +212,8 @@ def eps_vs_n_widget(mechanism: str = "k-RR", eps0: float = 4.0, log10_n: tuple[i
                            title=mech.describe()))
 
     return interactive_with_status(
-        draw, busy="certified points take a few seconds",
+        draw, busy=f"certified points take a few seconds; stopped after "
+                   f"{EPS_VS_N_TIMEOUT:g} s",
         mechanism=widgets.Dropdown(options=list(MECHANISMS), value=mechanism),
         eps0=widgets.FloatSlider(value=eps0, min=0.5, max=8.0, step=0.25,
                                  continuous_update=False, description="ε₀"),
