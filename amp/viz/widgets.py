@@ -307,10 +307,11 @@ def joint_widget(data: Mapping | None = None, mechanism: str = "10-RR", eps0: fl
 
 
 # ============================================================================ Chapter 10
-#: Largest n the calculator accepts (the library and the CLI have no such limit; at n = 1e9 a
-#: question took 50 s and 1.2 GB on the project's 2-core machine, RAPPOR at delta = 1e-12;
-#: at 1e8 under 10 s: bench/bench_live_widgets.py).
-CALC_MAX_N = 10**8
+#: Largest n the calculator accepts (the library and the CLI have no such limit). On the
+#: project's shared 2-core machine at delta = 1e-12: n = 1e9 took 50 s and 1.2 GB (RAPPOR),
+#: n = 1e8 up to 26 s and 1.1 GB (BLH at eps0 = 8), n = 1e7 a few seconds
+#: (bench/bench_live_widgets.py, bench/results/bench_live_widgets.txt).
+CALC_MAX_N = 10**7
 #: A question of the calculator runs in a child process stopped after this many seconds ...
 CALC_TIMEOUT = 60.0
 #: ... or at this many bytes of address space beyond the kernel's
@@ -507,7 +508,7 @@ def calculator_widget():
     result = widgets.HTML(value="")
     hint = widgets.HTML(
         "<small><b>k or d</b>: k for k-RR (at least 2); the domain size d for the others "
-        "(blank: the Table 1 form). <b>n</b> accepts 10000, 10,000, 1e6 or 10**6, up to 1e8 "
+        "(blank: the Table 1 form). <b>n</b> accepts 10000, 10,000, 1e6 or 10**6, up to 1e7 "
         "here (larger n: the command line, which has no limit); <b>δ</b> "
         "accepts 1e-6 or 10**-6. Certified values are shown rounded outwards (an upper bound up, "
         "a lower bound down).</small>")
