@@ -303,13 +303,21 @@ def test_interactive_with_status_busy_then_done_or_failed(capsys):
     assert not box.kwargs_widgets[0].disabled
 
 
-def test_eps_vs_n_widget_delta_cap_and_stopped_points(monkeypatch, capsys):
-    """Chapter 1's widget offers delta down to 1e-10 (1e-12 took half a minute and 1.6 GB);
-    certified points over the time limit are said, and the estimate is still drawn."""
+def test_eps_vs_n_widget_points_and_stopped_points(monkeypatch, capsys):
+    """Chapter 1's certified points: the characteristic-function backend, or the automatic
+    choice where it cannot reach the width (10 users at eps0 = 8); both certified upper
+    bounds, so the point is at least the automatic choice's bracket's lower end. Points over
+    the time limit are said, and the estimate is still drawn."""
     pytest.importorskip("ipywidgets")
+    import amp
+    for mech, n in [(widgets.make_mechanism("k-RR", 1.0), 10_000),
+                    (widgets.make_mechanism("k-RR", 8.0), 10)]:
+        point = widgets._certified_point(mech, n, 1e-10)
+        auto = amp.epsilon(mech, n, 1e-10, rel_tol=3e-2)
+        assert auto.lower <= point and abs(point / auto.value - 1) < 3e-2
     w = widgets.eps_vs_n_widget(log10_n=(2, 3))
     c = {x._kwarg: x for x in w.kwargs_widgets}
-    assert c["delta_exponent"].min == widgets.EPS_VS_N_MIN_DELTA_EXPONENT == -10
+    assert c["delta_exponent"].min == widgets.EPS_VS_N_MIN_DELTA_EXPONENT == -12
     monkeypatch.setattr(widgets, "EPS_VS_N_TIMEOUT", 0.05)
     c["mechanism"].value = "RAPPOR"
     c["certified"].value = True
