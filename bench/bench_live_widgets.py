@@ -106,9 +106,11 @@ WIDGETS = {
         "group": 1,
     },
     "ch11 rounds_widget": {
-        "setup": "from amp.viz.rounds import rounds_widget\n",
+        # as the chapter: its opening setting drawn from book/data/live (precomputed)
+        "setup": "from amp.viz.rounds import load_stored_rounds, rounds_widget\n"
+                 'stored_rounds = load_stored_rounds("data/live/ch11_rounds.json")\n',
         "cell": 'rounds_widget(mechanism="k-RR", eps0=2.0, log10_n=4.0, sampling=1.0,\n'
-                "              delta_exponent=-6)",
+                '              delta_exponent=-6, precomputed=stored_rounds["widget"])',
         "kind": "rounds",
         # the smallest delta the slider allows, and the default delta (answered)
         "candidates": [dict(mechanism=m, eps0=e, log10_n=4.5, sampling=q, delta_exponent=-10)

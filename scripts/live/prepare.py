@@ -595,8 +595,8 @@ def landing_page(entries: list[tuple[str, str | None, str, str]], ctx: Context) 
              "The interactive chapters of the book, each with a live kernel: move the controls "
              "and the figures and certified bounds are recomputed on this machine. Code is "
              "hidden; everything runs locally (nothing is requested from the internet). A "
-             "chapter takes a few seconds to open (up to two minutes for chapter 11, which "
-             "computes its figures).", "",
+             "chapter takes a few seconds to open (chapter 11, which computes its examples, "
+             "well under a minute); a widget says \"computing…\" while it works.", "",
              "| chapter | interactive part |", "| --- | --- |"]
     for stem, number, title, line in entries:
         label = f"{number}. {title}" if number else title
