@@ -511,7 +511,8 @@ def calculator_widget():
     go_eps0 = widgets.Button(description="largest ε₀ for target ε",
                              layout=widgets.Layout(width="220px"))
     with_lower = widgets.Checkbox(value=True, indent=False, layout=widgets.Layout(width="auto"),
-                                  description="with the lower bound of Theorem 5, §5.3")
+                                  description="with the lower bound of Theorem 5, §5.3 (after the upper; "
+                                              "up to ten seconds more)")
     status = widgets.HTML(value="")
     result = widgets.HTML(value="")
     hint = widgets.HTML(
