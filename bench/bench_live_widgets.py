@@ -16,6 +16,13 @@ limit is reported as such, with what it had reached.
 
 The output is one line per candidate and a table of the slowest setting per widget (for the
 closing note of issue #24).
+
+``--pages`` measures instead what a reader waits for when a chapter opens: the live app's
+notebooks (``scripts/live/prepare.py`` into a temporary directory) each executed in a fresh
+Jupyter kernel by nbclient, as Voila executes them (every cell, in order, the widget cells
+included); the open time is from the kernel's start to the last cell's end. The peak memory
+is the largest resident set of the kernel and its children, sampled every 0.2 s; the load
+average is read before and after each page (the machine is shared: figures under load).
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import resource
 import signal
 import subprocess
@@ -35,7 +43,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # The chapters' own setup (their first cells) and widget cells, as in book/*.ipynb.
 SETUP_STORED = ("from amp.viz import stored, widgets\n"
-                "data = stored.load_figures()\n")
+                "data = stored.load_figures(\"data/figures.json\")\n")
 WIDGETS = {
     "ch01 eps_vs_n_widget": {
         "setup": "from amp.viz import widgets\n",
@@ -43,10 +51,12 @@ WIDGETS = {
                 "delta_exponent=-6)",
         "kind": "interactive",
         # certified points at n = 10, 10^4, 10^7 (the range slider's ends), smallest delta
+        # the slider allows (-12 before issue 24's second pass, -10 since), and at eps0 = 1
+        # (the slowest certified points of a sweep: n near 10^4 and eps0 near 1)
         "candidates": [dict(mechanism=m, eps0=e, log10_n=(1, 7), delta_exponent=d,
                             certified=True)
                        for m in ("k-RR", "RAPPOR", "OUE", "BLH", "Hadamard response")
-                       for e in (0.5, 8.0) for d in (-12, -6)],
+                       for e in (0.5, 1.0, 8.0) for d in (-12, -10, -6)],
         "group": 1,
     },
     "ch05 gparv_widget": {
@@ -76,25 +86,31 @@ WIDGETS = {
         "setup": "from amp.viz import widgets\n",
         "cell": "widgets.calculator_widget()",
         "kind": "calculator",
-        # n = 10^9 is the calculator's largest n; delta has no floor but (0, 1)
+        # the calculator's largest n (1e9 before issue 24's second pass, 1e7 since: larger n
+        # is refused with a message; 1e8 for the figures behind that choice); delta has no
+        # floor but (0, 1)
         # (k-RR needs its k; the others in their Table 1 form)
-        "candidates": [dict(mechanism=m, size="10" if m == "k-RR" else "", n="1e9", delta=d,
+        "candidates": [dict(mechanism=m, size="10" if m == "k-RR" else "", n=nn, delta=d,
                             eps0=e, target="1", lower=True, run="eps")
+                       for nn in ("1e7", "1e8", "1e9")
                        for m in ("k-RR", "RAPPOR", "OUE", "BLH", "Hadamard response")
                        for d in ("1e-12",) for e in ("0.5", "8")]
-                      + [dict(mechanism=m, size="10" if m == "k-RR" else "", n="1e9",
+                      + [dict(mechanism=m, size="10" if m == "k-RR" else "", n=nn,
                               delta="1e-12", eps0="1", target="0.01", lower=False, run="eps0")
-                         for m in ("k-RR", "RAPPOR")]
-                      # the default delta (answered, where 1e-12 is refused)
-                      + [dict(mechanism=m, size="10" if m == "k-RR" else "", n="1e9",
+                         for nn in ("1e7", "1e8", "1e9") for m in ("k-RR", "RAPPOR")]
+                      # the default delta
+                      + [dict(mechanism=m, size="10" if m == "k-RR" else "", n=nn,
                               delta="1e-6", eps0="0.5", target="1", lower=True, run="eps")
+                         for nn in ("1e7", "1e8", "1e9")
                          for m in ("k-RR", "RAPPOR", "BLH", "Hadamard response")],
         "group": 1,
     },
     "ch11 rounds_widget": {
-        "setup": "from amp.viz.rounds import rounds_widget\n",
+        # as the chapter: its opening setting drawn from book/data/live (precomputed)
+        "setup": "from amp.viz.rounds import load_stored_rounds, rounds_widget\n"
+                 'stored_rounds = load_stored_rounds("data/live/ch11_rounds.json")\n',
         "cell": 'rounds_widget(mechanism="k-RR", eps0=2.0, log10_n=4.0, sampling=1.0,\n'
-                "              delta_exponent=-6)",
+                '              delta_exponent=-6, precomputed=stored_rounds["widget"])',
         "kind": "rounds",
         # the smallest delta the slider allows, and the default delta (answered)
         "candidates": [dict(mechanism=m, eps0=e, log10_n=4.5, sampling=q, delta_exponent=-10)
@@ -173,6 +189,7 @@ for setting in candidates:
                 c.observe(w.update, names="value")
             t = time.perf_counter()
             w.update()
+            note = getattr(getattr(w, "status", None), "value", "")
         elif spec["kind"] == "rounds":
             for c in w.controls.values():
                 c.unobserve(w.redraw, names="value")
@@ -224,7 +241,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=900.0)
     ap.add_argument("--memory-gb", type=float, default=8.0)
     ap.add_argument("--json", type=Path, default=None, help="also write the results here")
+    ap.add_argument("--pages", nargs="*", default=None,
+                    help="time the opening of the live app's pages instead (all chapters, or "
+                         "those whose file names start with these)")
     args = ap.parse_args(argv)
+    if args.pages is not None:
+        return time_pages(args.pages, args.timeout, args.json)
     results = {}
     for name, w in WIDGETS.items():
         if args.only and not any(name.startswith(o) for o in args.only):
@@ -248,23 +270,27 @@ def main(argv: list[str] | None = None) -> int:
                 rows.append({"setting": g, "seconds": None, "peak_mb": r["peak_mb"],
                              "open_s": None, "note": r["error"]})
                 continue
+            load = round(os.getloadavg()[0], 2)
             for row in r["rows"]:
                 row.update(peak_mb=round(r["peak_mb"]), open_s=r["open_s"],
-                           group_size=len(r["rows"]))
+                           group_size=len(r["rows"]), load=load)
                 rows.append(row)
                 print(f"{name}: {json.dumps(row['setting'], ensure_ascii=False)}  "
                       f"redraw {row['seconds']:.2f} s  (process peak {row['peak_mb']} MB, "
-                      f"open {row['open_s']:.1f} s)  {row['note'][:120]!r}", flush=True)
+                      f"open {row['open_s']:.1f} s, load {load})  {row['note'][:120]!r}",
+                      flush=True)
         results[name] = rows
     print("\nslowest setting per widget (redraw time; peak RSS of the fresh process that ran "
           "it, its children included):")
-    print(f"{'widget':<26}{'open s':>8}{'redraw s':>10}{'peak MB':>9}  setting / note")
+    print(f"{'widget':<26}{'open s':>8}{'redraw s':>10}{'peak MB':>9}{'load':>6}  "
+          "setting / note")
     for name, rows in results.items():
         timed = [r for r in rows if r["seconds"] is not None]
         failed = [r for r in rows if r["seconds"] is None]
         if timed:
             r = max(timed, key=lambda r: r["seconds"])
-            print(f"{name:<26}{r['open_s']:>8.1f}{r['seconds']:>10.2f}{r['peak_mb']:>9}  "
+            print(f"{name:<26}{r['open_s']:>8.1f}{r['seconds']:>10.2f}{r['peak_mb']:>9}"
+                  f"{r['load']:>6.2f}  "
                   f"{json.dumps(r['setting'], ensure_ascii=False)}"
                   + (f" [{r['group_size']} settings in one process]"
                      if r.get("group_size", 1) > 1 else "")
@@ -273,6 +299,98 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name:<26}{'':>8}{'-':>10}{r['peak_mb']:>9.0f}  {r['setting']}: {r['note']}")
     if args.json:
         args.json.write_text(json.dumps(results, indent=1, ensure_ascii=False) + "\n")
+    return 0
+
+
+def _tree_rss_mb(pid: int) -> float:
+    """Resident memory of a process and its descendants (Linux ``/proc``), in MB."""
+    total, todo = 0.0, [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            status = Path(f"/proc/{p}/status").read_text()
+            total += int(status.split("VmRSS:")[1].split()[0]) / 1024
+            for task in Path(f"/proc/{p}/task").iterdir():
+                todo += [int(c) for c in (task / "children").read_text().split()]
+        except (OSError, IndexError, ValueError):
+            continue
+    return total
+
+
+def time_pages(prefixes: list[str], timeout: float, out_json: Path | None) -> int:
+    """Open time of each live page: the app notebook executed in a fresh kernel (nbclient)."""
+    import threading
+
+    import nbformat
+    from nbclient import NotebookClient
+
+    os.nice(10)                               # the kernels inherit it
+    env_backend = os.environ.pop("MPLBACKEND", None)   # the kernel's inline backend, as Voila
+    # the kernels import this checkout's amp (not another editable install)
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
+    results = []
+    with tempfile.TemporaryDirectory() as tmp:
+        subprocess.run([sys.executable, str(ROOT / "scripts" / "live" / "prepare.py"),
+                        "--out", tmp], check=True, stdout=subprocess.DEVNULL)
+        app = Path(tmp) / "app"
+        pages = sorted(p for p in app.glob("[0-9]*.ipynb")
+                       if not prefixes or any(p.name.startswith(x) for x in prefixes))
+        for page in pages:
+            nb = nbformat.read(page, as_version=4)
+            client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
+                                    resources={"metadata": {"path": str(app)}},
+                                    allow_errors=True)
+            cell_times: list[tuple[float, str]] = []
+            started: dict = {}
+            client.on_cell_execute = lambda cell, cell_index: started.update(
+                t=time.perf_counter())
+            client.on_cell_executed = lambda cell, cell_index, execute_reply: cell_times.append(
+                (time.perf_counter() - started["t"], cell.source.splitlines()[0][:60]
+                 if cell.source else ""))
+            peak = [0.0]
+            stop = threading.Event()
+
+            def sample() -> None:
+                while not stop.wait(0.2):
+                    km = client.km
+                    proc = getattr(getattr(km, "provisioner", None), "process", None)
+                    if proc is not None:
+                        peak[0] = max(peak[0], _tree_rss_mb(proc.pid))
+
+            load0 = os.getloadavg()
+            t0 = time.perf_counter()
+            sampler = threading.Thread(target=sample, daemon=True)
+            sampler.start()
+            error = ""
+            try:
+                client.execute()
+            except Exception as exc:  # noqa: BLE001 - a timeout is a result
+                error = f"{type(exc).__name__}: {str(exc)[:200]}"
+            seconds = time.perf_counter() - t0
+            stop.set()
+            sampler.join()
+            load1 = os.getloadavg()
+            errors = [(i, o) for i, c in enumerate(nb.cells) if c.cell_type == "code"
+                      for o in c.get("outputs", []) if o.get("output_type") == "error"]
+            if errors and not error:
+                i, o = errors[0]
+                where = [ln for ln in o.get("traceback", []) if "---->" in ln][-1:] or [""]
+                line = re.sub(r"\x1b\[[0-9;]*m", "", where[0])[:160]
+                error = f"cell {i}: {o['ename']}: {o['evalue'][:200]} {line}"
+            slow = sorted(cell_times, reverse=True)[:3]
+            row = {"page": page.stem, "open_s": round(seconds, 1), "peak_mb": round(peak[0]),
+                   "load_before": [round(x, 2) for x in load0],
+                   "load_after": [round(x, 2) for x in load1],
+                   "slowest_cells": [[round(t, 1), src] for t, src in slow], "error": error}
+            results.append(row)
+            print(f"{page.stem:<24} open {seconds:6.1f} s  kernel peak {peak[0]:6.0f} MB  "
+                  f"load {load0[0]:.2f} -> {load1[0]:.2f}  slowest cells: "
+                  + "; ".join(f"{t:.1f} s {src!r}" for t, src in slow)
+                  + (f"  ERROR {error}" if error else ""), flush=True)
+    if env_backend is not None:
+        os.environ["MPLBACKEND"] = env_backend
+    if out_json:
+        out_json.write_text(json.dumps(results, indent=1, ensure_ascii=False) + "\n")
     return 0
 
 

@@ -371,6 +371,7 @@ def synthetic(tmp_path) -> Path:
         _code("import math\nvalue = 3", ["remove-cell"]),
         _code("assert value == 3\nchecked = True", ["remove-cell"]),
         _code("import random\nrandom.seed(1)", ["remove-cell"]),
+        _code("import sys\nsys.path.insert(0, '..')\nassert sys.path", ["remove-cell"]),
         _code("print(value)", ["hide-output"]),
         _code("value", ["remove-output"]),
         _code("plot(value)", mystnb={"figure": {"caption": "A figure, {eq}`one-eq`.",
@@ -407,6 +408,7 @@ def test_synthetic_chapter(synthetic, tmp_path):
     assert "%%capture\nimport math\nvalue = 3" in srcs       # needed later: runs silently
     assert "checked" not in text                              # pure check cell: left out
     assert "%%capture\nimport random\nrandom.seed(1)" in srcs  # side effect: kept
+    assert "sys.path.insert" not in text          # hidden check (assert): left out, as a whole
     assert "%%capture _amp_folded_1\nprint(value)" in srcs
     assert "_amp_fold_output(_amp_folded_1)" in srcs[srcs.index(
         "%%capture _amp_folded_1\nprint(value)") + 1]

@@ -187,3 +187,36 @@ def test_widget_shows_a_visible_message_on_failure(monkeypatch, exc, words, _clo
     assert words in box.status.value and "#b00020" in box.status.value
     assert not any(c.disabled for c in box.controls.values())   # controls unlocked again
     assert len(box.children[-1].outputs) == 0                    # no stale figure left
+
+
+def test_stored_curves_round_trip_exactly(tmp_path):
+    """curves_to_json / curves_from_json give back the very floats (the stored figure of
+    Chapter 11 equals its computation); the widget entry is the curve without baselines."""
+    import json
+    c = vr.RoundsCurves((1, 10), (0.1 + 0.2, 1 / 3), (0.1, 0.3), (0.5, 2 ** 0.5), None,
+                        "10-RR (eps0=2), n = 10,000", 1.0)
+    back = vr.curves_from_json(json.loads(json.dumps(vr.curves_to_json(c))))
+    assert back == c
+    data = {"curves": {"full": vr.curves_to_json(c)},
+            "widget": [{"setting": {"mechanism": "k-RR", "eps0": 2.0, "log10_n": 4.0,
+                                    "sampling": 1.0, "delta_exponent": -6},
+                        "curves": "full"}]}
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(data))
+    stored = vr.load_stored_rounds(path)
+    w = stored["widget"][vr.widget_key("k-RR", 2, 4, 1, -6)]
+    assert w.upper == c.upper and w.per_round is None and w.clone is None
+
+
+def test_widget_draws_precomputed_without_computing(monkeypatch, _close):
+    pytest.importorskip("ipywidgets")
+
+    def fail(*args, **kwargs):
+        raise AssertionError("computed although precomputed")
+
+    monkeypatch.setattr(vr, "run_limited", fail)
+    key = vr.widget_key("k-RR", 2.0, 4.0, 1.0, -6)
+    box = vr.rounds_widget(precomputed={key: _fake_curves(1.0)})
+    assert box.status.value.startswith("done in")
+    box.controls["log10_n"].value = 4.5                          # not stored: computed
+    assert "computed although precomputed" in box.status.value

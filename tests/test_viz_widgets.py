@@ -107,7 +107,7 @@ def test_experiments_widget_no_curve_is_a_plain_message(capsys, recwarn):
 @pytest.mark.parametrize("text, value", [
     ("10000", 10_000), (" 10_000 ", 10_000), ("1,000,000", 10**6), ("1e6", 10**6),
     ("1E6", 10**6), ("2.5e6", 2_500_000), ("1e+3", 1000), ("10**6", 10**6), ("10^6", 10**6),
-    ("1", 1), ("1e9", 10**9)])
+    ("1", 1), ("1e7", 10**7)])
 def test_parse_count_accepts(text, value):
     assert widgets.parse_count(text) == value
     assert isinstance(widgets.parse_count(text), int)
@@ -118,7 +118,7 @@ def test_parse_count_accepts(text, value):
     ("abc", "whole number"), ("", "whole number"), ("-5", "whole number"),
     ("1,5", "whole number"), ("1,0000", "whole number"), ("inf", "whole number"),
     ("nan", "whole number"), ("0", "at least 1"), ("0e3", "at least 1"),
-    ("1e10", "limit"), ("10**30", "limit"), ("10**400", "whole number")])
+    ("1e8", "limit"), ("1e10", "limit"), ("10**30", "limit"), ("10**400", "whole number")])
 def test_parse_count_refuses(text, match):
     with pytest.raises(ParameterError, match=match):
         widgets.parse_count(text)
@@ -210,10 +210,11 @@ def test_calculator_busy_state_and_upper_first(monkeypatch):
     seen = []
     real = widgets.calculator_answer
 
-    def spy(q, what):
+    def spy(q, what, **kwargs):
         seen.append((what, f["certified ε for ε₀"].disabled,
                      f["largest ε₀ for target ε"].disabled, status.value, result.value))
-        return real(q, what)
+        assert kwargs == {"timeout": widgets.CALC_TIMEOUT}       # in a limited child
+        return real(q, what, **kwargs)
     monkeypatch.setattr(widgets, "calculator_answer", spy)
     f["n"].value = "1e3"
     c.run("eps")
@@ -253,3 +254,73 @@ def test_fold_output():
     from IPython.utils.capture import CapturedIO
     box = widgets.fold_output(CapturedIO(None, None, []), "Show the check")
     assert box.get_title(0) == "Show the check" and box.selected_index is None
+
+
+def test_calculator_stopped_question_is_said(monkeypatch):
+    """A question over the calculator's time limit is stopped and said in red (a child that
+    answered within 0.05 s would give a result and no error: RAPPOR at n = 1e7 takes
+    seconds)."""
+    c, f = _calculator()
+    status, result = c.children[5], c.children[6]
+    monkeypatch.setattr(widgets, "CALC_TIMEOUT", 0.05)
+    f["mechanism"].value, f["k or d"].value, f["n"].value = "RAPPOR", "", "1e7"
+    c.run("eps")
+    assert "#b00020" in status.value and "stopped after 0.05 s" in status.value
+    assert result.value == "" and not f["certified ε for ε₀"].disabled
+    f["n"].value = "1e8"                                        # above the stated cap
+    c.run("eps")
+    assert "limit 1e+07" in status.value and "command line" in c.children[4].value
+
+
+def test_interactive_with_status_busy_then_done_or_failed(capsys):
+    pytest.importorskip("ipywidgets")
+    seen = []
+
+    def draw(x):
+        seen.append((box_ref[0].status.value if box_ref else None,
+                     [c.disabled for c in box_ref[0].kwargs_widgets] if box_ref else None))
+        if x > 1:
+            raise ParameterError("x must be at most 1")
+        if x < 0:
+            raise ValueError("negative")
+        plt.plot([0, 1], [0, x])
+        plt.show()
+
+    import ipywidgets
+    box_ref: list = []
+    box = widgets.interactive_with_status(draw, busy="a moment",
+                                          x=ipywidgets.IntSlider(value=1, min=-1, max=2))
+    box_ref.append(box)
+    assert box.status.value.startswith("drawn in") and box.children[-2] is box.status
+    box.kwargs_widgets[0].value = 0
+    assert seen[-1] == ("<b>computing…</b> (a moment)", [True])   # busy and locked
+    assert box.status.value.startswith("drawn in") and not box.kwargs_widgets[0].disabled
+    box.kwargs_widgets[0].value = 2
+    assert "setting refused" in box.status.value and "at most 1" in box.status.value
+    assert "#b00020" in box.status.value and "setting refused" in capsys.readouterr().out
+    box.kwargs_widgets[0].value = -1
+    assert "computation failed" in box.status.value and "ValueError" in box.status.value
+    assert not box.kwargs_widgets[0].disabled
+
+
+def test_eps_vs_n_widget_points_and_stopped_points(monkeypatch, capsys):
+    """Chapter 1's certified points: the characteristic-function backend, or the automatic
+    choice where it cannot reach the width (10 users at eps0 = 8); both certified upper
+    bounds, so the point is at least the automatic choice's bracket's lower end. Points over
+    the time limit are said, and the estimate is still drawn."""
+    pytest.importorskip("ipywidgets")
+    import amp
+    for mech, n in [(widgets.make_mechanism("k-RR", 1.0), 10_000),
+                    (widgets.make_mechanism("k-RR", 8.0), 10)]:
+        point = widgets._certified_point(mech, n, 1e-10)
+        auto = amp.epsilon(mech, n, 1e-10, rel_tol=3e-2)
+        assert auto.lower <= point and abs(point / auto.value - 1) < 3e-2
+    w = widgets.eps_vs_n_widget(log10_n=(2, 3))
+    c = {x._kwarg: x for x in w.kwargs_widgets}
+    assert c["delta_exponent"].min == widgets.EPS_VS_N_MIN_DELTA_EXPONENT == -12
+    monkeypatch.setattr(widgets, "EPS_VS_N_TIMEOUT", 0.05)
+    c["mechanism"].value = "RAPPOR"
+    c["certified"].value = True
+    out = capsys.readouterr().out
+    assert "certified points unavailable: WidgetLimitError: stopped after 0.05 s" in out
+    assert w.status.value.startswith("drawn in")

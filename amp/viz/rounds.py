@@ -14,10 +14,12 @@ in :data:`WIDGET_LOG10_N` (needs a kernel; the static book shows the default fig
 from __future__ import annotations
 
 import html
+import json
 import multiprocessing
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -33,6 +35,7 @@ from amp.viz.widgets import MECHANISMS, make_mechanism
 __all__ = ["RoundsCurves", "rounds_curves", "plot_rounds", "plot_delta_curves",
            "plot_connect_the_dots", "WIDGET_LOG10_N", "WIDGET_ROUNDS", "WIDGET_TIMEOUT",
            "WIDGET_MEMORY", "WidgetLimitError", "check_widget_inputs", "run_limited",
+           "widget_key", "curves_to_json", "curves_from_json", "load_stored_rounds",
            "rounds_widget"]
 
 #: Values of log10 n the widget offers: for k-RR a redraw (T up to :data:`WIDGET_ROUNDS`)
@@ -142,6 +145,42 @@ def rounds_curves(mechanism: Mechanism, n: int, delta: float, rounds: Sequence[i
     q = f", q = {sampling:g}" if sampling < 1 else ""
     return RoundsCurves(Ts, tuple(r.upper for r in res), tuple(r.lower for r in res), per,
                         clone, f"{mechanism.describe()}, n = {n:,}{q}", sampling)
+
+
+def curves_to_json(curves: RoundsCurves) -> dict:
+    """``curves`` as a JSON-ready dict (floats written as Python writes them, so
+    :func:`curves_from_json` gives back the very same floats)."""
+    return {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(curves).items()}
+
+
+def curves_from_json(data: Mapping) -> RoundsCurves:
+    """The :class:`RoundsCurves` written by :func:`curves_to_json`."""
+    def tup(v):
+        return None if v is None else tuple(v)
+    return RoundsCurves(tuple(int(t) for t in data["rounds"]), tup(data["upper"]),
+                        tup(data["lower"]), tup(data["per_round"]), tup(data["clone"]),
+                        str(data["label"]), float(data["sampling"]))
+
+
+def widget_key(mechanism: str, eps0: float, log10_n: float, sampling: float,
+               delta_exponent: int) -> tuple:
+    """The key of one setting of :func:`rounds_widget` in its ``precomputed`` mapping."""
+    return (str(mechanism), round(float(eps0), 6), round(float(log10_n), 6),
+            round(float(sampling), 6), int(delta_exponent))
+
+
+def load_stored_rounds(path: str | os.PathLike) -> dict:
+    """Chapter 11's precomputed curves (``book/data/live/ch11_rounds.json``, written by
+    ``scripts/live/precompute.py`` with :func:`rounds_curves`; its provenance inside):
+    ``{"curves": {name: RoundsCurves}, "widget": {widget_key: RoundsCurves},
+    "provenance": {...}}``. The ``widget`` entries are the band of :func:`rounds_widget` at
+    the settings of their key (no baselines), for its ``precomputed`` argument."""
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    curves = {name: curves_from_json(c) for name, c in data["curves"].items()}
+    widget = {widget_key(**w["setting"]): replace(curves[w["curves"]], per_round=None,
+                                                  clone=None)
+              for w in data.get("widget", [])}
+    return {"curves": curves, "widget": widget, "provenance": data.get("provenance", {})}
 
 
 def _plain_log_ticks(ax, axis: str, lo: float, hi: float) -> None:
@@ -268,7 +307,8 @@ def check_widget_inputs(mechanism: str, eps0: float, log10_n: float, sampling: f
 
 
 def rounds_widget(mechanism: str = "k-RR", eps0: float = 2.0, log10_n: float = 4.0,
-                  sampling: float = 1.0, delta_exponent: int = -6):
+                  sampling: float = 1.0, delta_exponent: int = -6,
+                  precomputed: Mapping[tuple, RoundsCurves] | None = None):
     """Interactive eps after ``T`` rounds (``T`` in :data:`WIDGET_ROUNDS`) for a mechanism,
     ``eps0``, ``n`` (log10 n in :data:`WIDGET_LOG10_N`) and sampling rate ``q`` (needs a kernel).
 
@@ -278,6 +318,11 @@ def rounds_widget(mechanism: str = "k-RR", eps0: float = 2.0, log10_n: float = 4
     process (:func:`run_limited`: at most :data:`WIDGET_TIMEOUT` seconds and
     :data:`WIDGET_MEMORY` bytes), so no setting can stall or grow the kernel. ``box.redraw()`` redraws with
     the current controls (tests, scripted use); ``box.status`` is the status line.
+
+    ``precomputed`` maps :func:`widget_key` of a setting to its band (``rounds_curves(...,
+    WIDGET_ROUNDS, baselines=False)``, e.g. :func:`load_stored_rounds`' ``widget``): such a
+    setting, the opening one included, is drawn without computing. A band the widget
+    computes is kept too (moving back to a setting is instant).
     """
     widgets = require("ipywidgets", "plot", purpose="amp.viz widgets")
     plt = pyplot()
@@ -298,6 +343,7 @@ def rounds_widget(mechanism: str = "k-RR", eps0: float = 2.0, log10_n: float = 4
     controls = (c_mech, c_eps0, c_n, c_q, c_delta)
     status = widgets.HTML(value="")
     out = widgets.Output()
+    known: dict[tuple, RoundsCurves] = dict(precomputed or {})
 
     def redraw(*_):
         for c in controls:
@@ -309,8 +355,12 @@ def rounds_widget(mechanism: str = "k-RR", eps0: float = 2.0, log10_n: float = 4
         try:
             mech, n, delta = check_widget_inputs(c_mech.value, c_eps0.value, c_n.value,
                                                  c_q.value, c_delta.value)
-            curves = run_limited(rounds_curves, mech, n, delta, WIDGET_ROUNDS,
-                                 sampling=c_q.value, baselines=False)
+            key = widget_key(c_mech.value, c_eps0.value, c_n.value, c_q.value, c_delta.value)
+            curves = known.get(key)
+            if curves is None:
+                curves = run_limited(rounds_curves, mech, n, delta, WIDGET_ROUNDS,
+                                     sampling=c_q.value, baselines=False)
+                known[key] = curves
             with out:
                 plot_rounds([curves], delta=delta,
                             title=f"{mech.describe()}, n = {n:,}, q = {c_q.value:g}")

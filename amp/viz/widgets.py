@@ -9,6 +9,7 @@ The calculator of Chapter 10 answers with the front door (:func:`amp.epsilon`,
 from __future__ import annotations
 
 import decimal
+import functools
 import html
 import math
 import re
@@ -34,8 +35,8 @@ from amp.viz.style import show
 
 __all__ = ["MECHANISMS", "make_mechanism", "cli_line", "parse_count", "parse_real",
            "parse_size", "calculator_inputs", "calculator_answer", "round_out", "fold_output",
-           "eps_vs_n_widget", "gparv_widget", "calculator_widget", "experiments_widget",
-           "joint_widget"]
+           "interactive_with_status", "EPS_VS_N_MIN_DELTA_EXPONENT", "eps_vs_n_widget",
+           "gparv_widget", "calculator_widget", "experiments_widget", "joint_widget"]
 
 #: Mechanisms offered by the widgets: display name -> registry name
 #: (:mod:`amp.mechanisms.registry`, the one registry of mechanism names; also the CLI's).
@@ -112,18 +113,96 @@ def fold_output(captured, title: str = "Show output"):
     return box
 
 
+_RED = "#b00020"
+
+
+def interactive_with_status(draw, busy: str = "", **controls):
+    """``ipywidgets.interactive(draw, **controls)`` with a status line above its output.
+
+    While ``draw`` runs the controls are locked and the status says "computing…" (and
+    ``busy``, e.g. how long it may take); afterwards it says how long the redraw took. A
+    setting refused (:class:`~amp.core.errors.ParameterError`) or a computation that fails
+    (any other exception, a stopped child of :func:`amp.viz.rounds.run_limited` included) is
+    said in red there and in the output area, which then holds no figure: an old figure is
+    never left under new settings. ``box.status`` is the status line (tests, scripted use).
+    """
+    widgets = require("ipywidgets", "plot", purpose="amp.viz widgets")
+    status = widgets.HTML(value="")
+    locked: list = []
+
+    @functools.wraps(draw)            # interactive reads draw's parameters
+    def guarded(**kwargs):
+        for c in locked:
+            c.disabled = True
+        status.value = "<b>computing…</b>" + (f" ({html.escape(busy)})" if busy else "")
+        t0 = time.perf_counter()
+        try:
+            draw(**kwargs)
+            status.value = f"drawn in {time.perf_counter() - t0:.1f} s"
+        except Exception as exc:  # noqa: BLE001 - a widget must say so, never stay silent
+            what = ("setting refused" if isinstance(exc, ParameterError) else
+                    "computation failed")
+            text = f"{type(exc).__name__}: {exc}" if not isinstance(exc, AmpError) else str(exc)
+            status.value = (f"<span style='color:{_RED}'><b>{what}:</b> "
+                            f"{html.escape(text)}</span>")
+            print(f"{what}: {text}")
+            pyplot().close("all")
+        finally:
+            for c in locked:
+                c.disabled = False
+
+    box = widgets.interactive(guarded, **controls)
+    locked.extend(box.kwargs_widgets)
+    box.children = (*box.children[:-1], status, box.children[-1])
+    box.status = status
+    return box
+
+
 # ============================================================================ Chapters 1, 5
+#: Smallest log10 delta of Chapter 1's widget.
+EPS_VS_N_MIN_DELTA_EXPONENT = -12
+#: Certified points of Chapter 1's widget are computed in a child process stopped after this
+#: many seconds (:func:`amp.viz.rounds.run_limited`; a safety net: with the characteristic-
+#: function backend every point of the widget's range took under a second) ...
+EPS_VS_N_TIMEOUT = 30.0
+#: ... or at this many bytes of address space beyond the kernel's.
+EPS_VS_N_MEMORY = 2 * 1024 ** 3
+
+
+def _certified_point(mech: Mechanism, n: int, delta: float) -> float:
+    """Certified upper eps at ``n`` (Theorem 4), relative width 3%: the characteristic-function
+    backend (:mod:`amp.backends.cfinv`, certified, well under a second at any ``n`` and
+    ``delta`` of the widget; the automatic choice took up to two minutes and 1.6 GB at
+    delta = 1e-12, n = 10^4), or, where it cannot reach the width (a few users at large
+    eps0), the automatic choice (fast there)."""
+    try:
+        return epsilon(mech, int(n), delta, rel_tol=3e-2, method="cf").value
+    except AmpError:
+        return epsilon(mech, int(n), delta, rel_tol=3e-2).value
+
+
+def _certified_points(mech: Mechanism, ns, delta: float) -> list[float]:
+    return [_certified_point(mech, n, delta) for n in ns]
+
+
 def eps_vs_n_widget(mechanism: str = "k-RR", eps0: float = 4.0, log10_n: tuple[int, int] = (2, 6),
                     delta_exponent: int = -6):
     """Interactive central ``eps`` against ``n`` (Chapter 1; needs a kernel).
 
     The dashed estimate (:func:`amp.viz.experiments.eps_estimate_versus_n`) is fast (about 0.1 s
     per redraw); ticking *certified points* adds certified upper bounds (:func:`amp.epsilon`)
-    at three values of ``n`` (a few seconds).
+    at three values of ``n`` (a few seconds), computed in a child process limited to
+    :data:`EPS_VS_N_TIMEOUT` seconds and :data:`EPS_VS_N_MEMORY` bytes (a point not answered
+    in time is said so, the estimate is still drawn; :func:`_certified_point`). Status line
+    and locked controls while drawing: :func:`interactive_with_status`.
     """
     widgets = require("ipywidgets", "plot", purpose="amp.viz widgets")
+    from amp.viz.rounds import WidgetLimitError, run_limited
 
     def draw(mechanism, eps0, log10_n, delta_exponent, certified):
+        if not EPS_VS_N_MIN_DELTA_EXPONENT <= delta_exponent <= -3:
+            raise ParameterError(f"log10 delta must be in [{EPS_VS_N_MIN_DELTA_EXPONENT}, -3] "
+                                 f"in this widget, got {delta_exponent}")
         mech = make_mechanism(mechanism, eps0)
         delta = 10.0 ** delta_exponent
         lo, hi = log10_n
@@ -133,21 +212,23 @@ def eps_vs_n_widget(mechanism: str = "k-RR", eps0: float = 4.0, log10_n: tuple[i
         if certified:
             ns = np.unique(np.logspace(lo, hi, 3).astype(int))
             try:
-                up = [epsilon(mech, int(n), delta, rel_tol=3e-2).value for n in ns]
-            except AmpError as exc:
-                print(f"certified points unavailable: {exc}")
+                up = run_limited(_certified_points, mech, ns, delta,
+                                 timeout=EPS_VS_N_TIMEOUT, memory=EPS_VS_N_MEMORY)
+            except (AmpError, MemoryError, WidgetLimitError) as exc:
+                print(f"certified points unavailable: {type(exc).__name__}: {exc}")
                 ns = None
         show(plot_eps_vs_n(ns, up, estimate=(grid, est), eps0=eps0, delta=delta,
                            title=mech.describe()))
 
-    return widgets.interactive(
-        draw,
+    return interactive_with_status(
+        draw, busy="certified points take a few seconds",
         mechanism=widgets.Dropdown(options=list(MECHANISMS), value=mechanism),
         eps0=widgets.FloatSlider(value=eps0, min=0.5, max=8.0, step=0.25,
                                  continuous_update=False, description="ε₀"),
         log10_n=widgets.IntRangeSlider(value=log10_n, min=1, max=7, continuous_update=False,
                                        description="log₁₀ n"),
-        delta_exponent=widgets.IntSlider(value=delta_exponent, min=-12, max=-3,
+        delta_exponent=widgets.IntSlider(value=delta_exponent,
+                                         min=EPS_VS_N_MIN_DELTA_EXPONENT, max=-3,
                                          continuous_update=False, description="log₁₀ δ"),
         certified=widgets.Checkbox(value=False, description="certified points (slower)"),
     )
@@ -161,7 +242,7 @@ def gparv_widget(mechanism: str = "k-RR", eps0: float = 2.0, eps: float = 0.5):
         law = make_mechanism(mechanism, eps0).gparv()
         show(plot_gparv_atoms(law, eps))
 
-    return widgets.interactive(
+    return interactive_with_status(
         draw,
         mechanism=widgets.Dropdown(options=list(MECHANISMS), value=mechanism),
         eps0=widgets.FloatSlider(value=eps0, min=0.25, max=6.0, step=0.25, description="ε₀"),
@@ -189,7 +270,7 @@ def experiments_widget(data: Mapping, mechanism: str = "10-RR", regime: str = "l
         e0 = eps0s[0] if regime == "low" else eps0s[-1]
         show(plot_experiment_panel(panel(data, mechanism, e0), keys=keys))
 
-    return widgets.interactive(
+    return interactive_with_status(
         draw,
         mechanism=widgets.Dropdown(options=names, value=mechanism, description="mechanism"),
         regime=widgets.ToggleButtons(options=[(f"low ε₀ = {eps0s[0]:g}", "low"),
@@ -220,7 +301,7 @@ def joint_widget(data: Mapping | None = None, mechanism: str = "10-RR", eps0: fl
         show(plot_joint_choice(mechanism, round(eps0, 6), n, delta=delta, k_max=k_max,
                                data=data))
 
-    return widgets.interactive(
+    return interactive_with_status(
         draw,
         mechanism=widgets.Dropdown(options=list(EXPERIMENT_MECHANISMS), value=mechanism,
                                    description="mechanism"),
@@ -234,9 +315,16 @@ def joint_widget(data: Mapping | None = None, mechanism: str = "10-RR", eps0: fl
 
 
 # ============================================================================ Chapter 10
-#: Largest n the calculator accepts (the library has no such limit; a question at n = 1e9
-#: can take a minute on a laptop).
-CALC_MAX_N = 10**9
+#: Largest n the calculator accepts (the library and the CLI have no such limit). On the
+#: project's shared 2-core machine at delta = 1e-12: n = 1e9 took 50 s and 1.2 GB (RAPPOR),
+#: n = 1e8 up to 26 s and 1.1 GB (BLH at eps0 = 8), n = 1e7 a few seconds
+#: (bench/bench_live_widgets.py, bench/results/bench_live_widgets.txt).
+CALC_MAX_N = 10**7
+#: A question of the calculator runs in a child process stopped after this many seconds ...
+CALC_TIMEOUT = 60.0
+#: ... or at this many bytes of address space beyond the kernel's
+#: (:func:`amp.viz.rounds.run_limited`).
+CALC_MEMORY = 3 * 1024 ** 3
 #: Relative width of the calculator's eps0 calibration (passed to the CLI line as --rel-tol).
 CALC_EPS0_REL_TOL = 1e-2
 
@@ -351,24 +439,34 @@ def calculator_inputs(mechanism: str, size: str, n: str, delta: str, eps0: str |
     return out
 
 
-def calculator_answer(question: Mapping, what: str) -> tuple[Bound, str]:
+def calculator_answer(question: Mapping, what: str, *,
+                      timeout: float | None = None) -> tuple[Bound, str]:
     """Compute one answer of the calculator and the CLI line that gives the same value.
 
     ``what`` is ``"upper"`` or ``"lower"`` (certified eps of Theorem 4, Theorem 5's lower
     bound; ``question`` from :func:`calculator_inputs` with ``eps0``) or ``"eps0"`` (largest
     certified eps0 for the target ``eps``, calibrated to relative width
-    :data:`CALC_EPS0_REL_TOL`).
+    :data:`CALC_EPS0_REL_TOL`). With a ``timeout`` the computation runs in a child process
+    limited to that many seconds and :data:`CALC_MEMORY` bytes
+    (:func:`amp.viz.rounds.run_limited`; over a limit it raises).
     """
     q = question
     name, size, n, delta = q["mechanism"], q["size"], q["n"], q["delta"]
+
+    def run(func, *args, **kwargs):
+        if timeout is None:
+            return func(*args, **kwargs)
+        from amp.viz.rounds import run_limited
+        return run_limited(func, *args, timeout=timeout, memory=CALC_MEMORY, **kwargs)
+
     if what in ("upper", "lower"):
-        res = epsilon(make_mechanism(name, q["eps0"], size), n, delta, bound=what)
+        res = run(epsilon, make_mechanism(name, q["eps0"], size), n, delta, bound=what)
         line = cli_line("epsilon", name, size, eps0=q["eps0"], n=n, delta=delta,
                         bound=None if what == "upper" else "lower")
         return res, line
     if what == "eps0":
-        res = calibrate_eps0(lambda e: make_mechanism(name, e, size), n, q["eps"], delta,
-                             rel_tol=CALC_EPS0_REL_TOL)
+        res = run(calibrate_eps0, lambda e: make_mechanism(name, e, size), n, q["eps"], delta,
+                  rel_tol=CALC_EPS0_REL_TOL)
         return res, cli_line("eps0", name, size, n=n, eps=q["eps"], delta=delta,
                              rel_tol=CALC_EPS0_REL_TOL)
     raise ParameterError(f"what must be upper, lower or eps0, got {what!r}")
@@ -413,15 +511,20 @@ def calculator_widget():
     go_eps0 = widgets.Button(description="largest ε₀ for target ε",
                              layout=widgets.Layout(width="220px"))
     with_lower = widgets.Checkbox(value=True, indent=False, layout=widgets.Layout(width="auto"),
-                                  description="with the lower bound of Theorem 5, §5.3 (slower for n > 1e8)")
+                                  description="with the lower bound of Theorem 5, §5.3 (after the upper; "
+                                              "up to ten seconds more)")
     status = widgets.HTML(value="")
     result = widgets.HTML(value="")
     hint = widgets.HTML(
         "<small><b>k or d</b>: k for k-RR (at least 2); the domain size d for the others "
-        "(blank: the Table 1 form). <b>n</b> accepts 10000, 10,000, 1e6 or 10**6; <b>δ</b> "
+        "(blank: the Table 1 form). <b>n</b> accepts 10000, 10,000, 1e6 or 10**6, up to 1e7 "
+        "here (larger n: the command line, which has no limit); <b>δ</b> "
         "accepts 1e-6 or 10**-6. Certified values are shown rounded outwards (an upper bound up, "
         "a lower bound down).</small>")
     buttons = (go_eps, go_eps0, with_lower)
+
+    def limited(q: Mapping, what: str) -> tuple[Bound, str]:
+        return calculator_answer(q, what, timeout=CALC_TIMEOUT)
 
     def code(line: str) -> str:
         return f"<code style='font-size:85%'>{html.escape(line)}</code>"
@@ -433,7 +536,7 @@ def calculator_widget():
         t0 = time.perf_counter()
         rows: list[str] = []
         try:
-            status.value = "<b>computing…</b> (a few seconds; up to a minute for n near 1e9)"
+            status.value = "<b>computing…</b> (a few seconds; the buttons are locked until then)"
             q = calculator_inputs(mech.value, size.value, n.value, delta.value,
                                   eps0=eps0.value if kind == "eps" else None,
                                   eps=target.value if kind == "eps0" else None)
@@ -441,17 +544,17 @@ def calculator_widget():
             head = (f"{html.escape(m.describe()) if kind == 'eps' else q['mechanism']}, "
                     f"n = {q['n']:,}, δ = {q['delta']:.3g}")
             if kind == "eps":
-                up, line = calculator_answer(q, "upper")
+                up, line = limited(q, "upper")
                 rows += [f"<b>ε ≤ {round_out(up.value, 'up')}</b> &nbsp; certified upper bound "
                          f"(Theorem 4, §5.1) for {head}", code(line)]
                 result.value = "<br>".join(rows)
                 if with_lower.value:
                     status.value = "<b>computing…</b> the lower bound of Theorem 5, §5.3"
-                    lo, line = calculator_answer(q, "lower")
+                    lo, line = limited(q, "lower")
                     rows += [f"ε ≥ {round_out(lo.value, 'down')} &nbsp; lower bound (Theorem 5, §5.3): "
                              "no analysis can certify less", code(line)]
             else:
-                r, line = calculator_answer(q, "eps0")
+                r, line = limited(q, "eps0")
                 rows += [f"<b>ε₀ = {round_out(r.value, 'down', 4)}</b> &nbsp; largest certified "
                          f"local ε₀ for target (ε, δ) = ({q['eps']:g}, {q['delta']:.3g}), "
                          f"{head}; the bound misses the target at ε₀ = "
@@ -462,9 +565,10 @@ def calculator_widget():
             status.value = ("<span style='color:#b00020'><b>cannot compute:</b> "
                             + "<br>".join(html.escape(x) for x in str(exc).split("\n"))
                             + "</span>")
-        except AmpError as exc:
+        except Exception as exc:  # noqa: BLE001 - AmpError, a stopped child, any failure: said
+            text = str(exc) if isinstance(exc, AmpError) else f"{type(exc).__name__}: {exc}"
             status.value = ("<span style='color:#b00020'><b>error:</b> "
-                            f"{html.escape(str(exc))}</span>")
+                            f"{html.escape(text)}</span>")
         finally:
             for b in buttons:
                 b.disabled = False

@@ -8,7 +8,8 @@ writes
 
 * ``OUT/app/NN_name.ipynb``: every interactive chapter (one with a widget cell), rewritten for
   Voila: MyST converted (:mod:`myst`), cells tagged ``static-only`` or ``remove-cell`` removed
-  (a removed code cell that defines something later cells use still runs, silently),
+  (a removed code cell that defines something later cells use still runs, silently; a hidden
+  check, a removed cell with an ``assert``, is left out unless later cells read its names),
   ``remove-output`` cells run silently, ``hide-output`` / ``hide-cell`` outputs folded behind a
   "Show output" toggle, figure captions and numbers of the book under their figures, outputs
   cleared. Voila hides every code input (``--strip_sources=True``, the default). Course cells
@@ -377,6 +378,20 @@ def _droppable(tree: ast.Module | None, needed: set) -> bool:
     return True
 
 
+def _hidden_check(cell: dict, tree: ast.Module | None, needed: set) -> bool:
+    """A hidden check of the book (a ``remove-cell`` code cell with an ``assert``) that binds
+    nothing later cells read: the app leaves it out, side effects and all, as the student
+    edition does (``scripts/student_edition.py``). Nobody sees its verdict in the app, and
+    such checks recompute what the page loads precomputed (the instructor's nbval run still
+    runs them), so running them would only delay the page's opening."""
+    if tree is None or REMOVE_CELL not in _tags(cell):
+        return False
+    if not any(isinstance(node, ast.Assert) for node in ast.walk(tree)):
+        return False
+    bound, _ = _names(tree)
+    return not bound & needed
+
+
 def _code(source: str, tags: list | None = None) -> dict:
     return {"cell_type": "code", "id": "", "execution_count": None, "outputs": [],
             "source": source,
@@ -487,7 +502,7 @@ def prepare_notebook(nb: dict, ctx: Context, stem: str = "", number: str | None 
             continue
         tree = _python(sources[i])
         removable = (REMOVE_CELL in _tags(c) or silent[i]) and not is_widget_cell(c)
-        if removable and _droppable(tree, needed):
+        if removable and (_droppable(tree, needed) or _hidden_check(c, tree, needed)):
             keep[i] = False
             continue
         if tree is None:      # an unparsable kept cell: keep every cell before it
@@ -580,8 +595,8 @@ def landing_page(entries: list[tuple[str, str | None, str, str]], ctx: Context) 
              "The interactive chapters of the book, each with a live kernel: move the controls "
              "and the figures and certified bounds are recomputed on this machine. Code is "
              "hidden; everything runs locally (nothing is requested from the internet). A "
-             "chapter takes a few seconds to open (up to two minutes for chapter 11, which "
-             "computes its figures).", "",
+             "chapter takes a few seconds to open (chapter 11, which computes its examples, "
+             "well under a minute); a widget says \"computing…\" while it works.", "",
              "| chapter | interactive part |", "| --- | --- |"]
     for stem, number, title, line in entries:
         label = f"{number}. {title}" if number else title
