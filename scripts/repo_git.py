@@ -1,5 +1,6 @@
 """One git helper shared by the build scripts (``build_static_figures.py``,
-``build_calculator_table.py``): the provenance they write names the commit they ran at."""
+``build_calculator_table.py``, ``live/precompute.py``): the provenance they write names the
+commit they ran at."""
 
 from __future__ import annotations
 

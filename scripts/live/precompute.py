@@ -30,7 +30,6 @@ import datetime as _dt
 import hashlib
 import json
 import platform
-import subprocess
 import sys
 from pathlib import Path
 
@@ -42,12 +41,14 @@ CH11 = {"mechanism": "k-RR", "k": 10, "eps0": 2.0, "n": 10_000, "delta": 1e-6,
         "rounds": [1, 10, 100, 1000], "sampled_q": 0.1}
 
 
-def _git(*args: str) -> str:
-    try:
-        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True,
-                              check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return ""
+sys.path.insert(0, str(ROOT / "scripts"))
+from repo_git import git_output  # noqa: E402  (the build scripts' one git helper)
+
+
+def _modified() -> bool | None:
+    """Whether ``amp/`` differs from the commit (None when git cannot say)."""
+    status = git_output(ROOT, "status", "--porcelain", "amp")
+    return None if status == "unknown" else bool(status)
 
 
 def provenance(argv: list[str]) -> dict:
@@ -58,8 +59,8 @@ def provenance(argv: list[str]) -> dict:
     for p in sorted((ROOT / "amp").rglob("*.py")):
         h.update(p.relative_to(ROOT).as_posix().encode() + b"\0" + p.read_bytes())
     return {"command": " ".join(["python scripts/live/precompute.py", *argv]).strip(),
-            "git_commit": _git("rev-parse", "HEAD"),
-            "amp_modified_since_commit": bool(_git("status", "--porcelain", "amp")),
+            "git_commit": git_output(ROOT, "rev-parse", "HEAD"),
+            "amp_modified_since_commit": _modified(),
             "amp_source_sha256": h.hexdigest(),
             "python": platform.python_version(), "numpy": numpy.__version__,
             "scipy": scipy.__version__,
