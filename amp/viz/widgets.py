@@ -122,7 +122,7 @@ def interactive_with_status(draw, busy: str = "", **controls):
     While ``draw`` runs the controls are locked and the status says "computing…" (and
     ``busy``, e.g. how long it may take); afterwards it says how long the redraw took. A
     setting refused (:class:`~amp.core.errors.ParameterError`) or a computation that fails
-    (any other exception, a stopped child of :func:`amp.viz.rounds.run_limited` included) is
+    (any other exception, a stopped child of :func:`amp.viz.limits.run_limited` included) is
     said in red there and in the output area, which then holds no figure: an old figure is
     never left under new settings. ``box.status`` is the status line (tests, scripted use).
     """
@@ -162,7 +162,7 @@ def interactive_with_status(draw, busy: str = "", **controls):
 #: Smallest log10 delta of Chapter 1's widget.
 EPS_VS_N_MIN_DELTA_EXPONENT = -12
 #: Certified points of Chapter 1's widget are computed in a child process stopped after this
-#: many seconds (:func:`amp.viz.rounds.run_limited`; a safety net: with the characteristic-
+#: many seconds (:func:`amp.viz.limits.run_limited`; a safety net: with the characteristic-
 #: function backend every point of the widget's range took under a second) ...
 EPS_VS_N_TIMEOUT = 30.0
 #: ... or at this many bytes of address space beyond the kernel's.
@@ -197,7 +197,7 @@ def eps_vs_n_widget(mechanism: str = "k-RR", eps0: float = 4.0, log10_n: tuple[i
     and locked controls while drawing: :func:`interactive_with_status`.
     """
     widgets = require("ipywidgets", "plot", purpose="amp.viz widgets")
-    from amp.viz.rounds import WidgetLimitError, run_limited
+    from amp.viz.limits import WidgetLimitError, run_limited
 
     def draw(mechanism, eps0, log10_n, delta_exponent, certified):
         if not EPS_VS_N_MIN_DELTA_EXPONENT <= delta_exponent <= -3:
@@ -323,7 +323,7 @@ CALC_MAX_N = 10**7
 #: A question of the calculator runs in a child process stopped after this many seconds ...
 CALC_TIMEOUT = 60.0
 #: ... or at this many bytes of address space beyond the kernel's
-#: (:func:`amp.viz.rounds.run_limited`).
+#: (:func:`amp.viz.limits.run_limited`).
 CALC_MEMORY = 3 * 1024 ** 3
 #: Relative width of the calculator's eps0 calibration (passed to the CLI line as --rel-tol).
 CALC_EPS0_REL_TOL = 1e-2
@@ -448,7 +448,7 @@ def calculator_answer(question: Mapping, what: str, *,
     certified eps0 for the target ``eps``, calibrated to relative width
     :data:`CALC_EPS0_REL_TOL`). With a ``timeout`` the computation runs in a child process
     limited to that many seconds and :data:`CALC_MEMORY` bytes
-    (:func:`amp.viz.rounds.run_limited`; over a limit it raises).
+    (:func:`amp.viz.limits.run_limited`; over a limit it raises).
     """
     q = question
     name, size, n, delta = q["mechanism"], q["size"], q["n"], q["delta"]
@@ -456,7 +456,7 @@ def calculator_answer(question: Mapping, what: str, *,
     def run(func, *args, **kwargs):
         if timeout is None:
             return func(*args, **kwargs)
-        from amp.viz.rounds import run_limited
+        from amp.viz.limits import run_limited
         return run_limited(func, *args, timeout=timeout, memory=CALC_MEMORY, **kwargs)
 
     if what in ("upper", "lower"):
