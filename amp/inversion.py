@@ -567,18 +567,20 @@ class _Search:
         return x if self.inside(x) and abs(x - r) <= 0.1 * abs(r) else None
 
     def guided(self, polish: str) -> float | None:
-        """Guided steps for precise curves (``curve.precise_brackets``). Each step evaluates
-        near the predicted root ``r`` (:meth:`predict`), whose relative error is taken to be
-        about the product of the last two moves of the prediction (superlinear, as a secant):
-        while that is above ``rel_tol / 3``, at ``r`` itself; then a little past ``r`` on the
-        side of the end that is not the answer (``max(rel_tol / 100, 3 error)`` away), then
-        ``rel_tol / 5000`` past ``r`` on the side of the answer end (``polish``; or as far as
-        the brackets' width needs to decide it). When the prediction is that good, the
-        bracket closes in two evaluations. Ends move only on certified evaluations, as in the
-        plain search (:meth:`step`): the predictions steer, they certify nothing. Hands over
-        to the plain search (returning its next point, or ``None``) on an undecided or
-        uncertifiable point, a prediction outside the bracket, moves that stop shrinking, or
-        after 10 steps."""
+        """Guided steps for precise curves (``curve.precise_brackets``), each near the
+        predicted root ``r`` (:meth:`predict`): at ``r`` itself while the root is being
+        located (the prediction moved more than ``3e-3`` and the product of its last two
+        moves, its error for a superlinear method, is above ``rel_tol / 3``); then a hair
+        past ``r`` on the side of the answer end (``polish``; ``rel_tol / 5000`` away, or as
+        far as the brackets' width needs to decide it); then ``rel_tol / 100`` past ``r`` on
+        the other side (ten times further after each miss). When the prediction is that
+        good, the bracket closes in two evaluations, both ends far closer to the threshold
+        than ``rel_tol``. Ends move only on certified evaluations (:meth:`step`, as in the
+        plain search): the predictions steer, they certify nothing. Hands over to the plain
+        search (returning its next point, or ``None``) on an undecided or uncertifiable
+        point, a bracket wider than ``PRECISE`` (relative; at moderate ``n`` the structured
+        path aims at the width asked, and the plain search is tuned for that), a prediction
+        outside the bracket, predictions that stop converging, or after 10 steps."""
         toward_good = 1.0 if self.decreasing else -1.0
         answer_dir = toward_good if polish == "good" else -toward_good
         moves: list[float] = []
@@ -597,8 +599,11 @@ class _Search:
                 (self.bad, self.good)
             tight = max(self.rel_tol / 5000, self._decidable())
             answer_ok = 0 <= (answer - r) * answer_dir <= 2 * tight * r
-            other_ok = 0 <= (r - other) * answer_dir <= 0.5 * self.rel_tol * r
-            if self.closed() and answer_ok:
+            # the other end too within ~rel_tol / 100 of the root (so the bracket is not
+            # only within rel_tol but tighter than the plain search's, one evaluation more)
+            other_ok = 0 <= (r - other) * answer_dir <= \
+                2 * self.rel_tol / 100 * 10 ** min(misses, 2) * r
+            if self.closed() and answer_ok and other_ok:
                 return None
             if err > self.rel_tol / 3 and (last is None or abs(r - last) > 3e-3 * r):
                 x = r                               # still locating the root
