@@ -198,7 +198,7 @@ def crossing(curve: Curve, target: float, lo: float, hi: float, *, decreasing: b
             if r.upper <= target:
                 return s.result(bad, bad)
     if x is None:   # the plain search's first point, or its next one after guided steps
-        x = s.start_point() if not s.pts else s.aim(s._secant())
+        x = s.aim(s._secant()) if guided and s.sides else s.start_point()
     while not s.closed():
         x = s.clamp(x)
         try:

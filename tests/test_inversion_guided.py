@@ -10,7 +10,7 @@ import pytest
 
 from amp.backends.dispatch import LawDelta
 from amp.backends.exact import delta_enumerate
-from amp.inversion import epsilon_of_curve
+from amp.inversion import epsilon_of_curve, estimate_epsilon
 from amp.mechanisms import KRR, OUE, RAPPOR
 
 
@@ -61,6 +61,10 @@ def test_guided_search_fewer_evaluations_and_exact(mech, n, delta):
     # the guided search is at least as tight at the answer end, with about half the work
     assert rg.upper <= rp.upper * (1 + 1e-9)
     assert len(guided.calls) <= 7 < len(plain.calls)
+    # the plain search is unchanged: after the ends, its first point is the estimate's root
+    assert plain.calls[1] == 0.0
+    est = estimate_epsilon(ld, delta, ld.max_eps)
+    assert abs(plain.calls[2] - est) <= 1e-5 * est
 
 
 @pytest.mark.parametrize("bias", [math.log(1e3), -math.log(1e3)])
