@@ -18,15 +18,8 @@ non-decreasing curve (``delta`` as a function of ``eps0``) the roles swap: ``F_u
 target`` (``lo`` is safe) and ``F_lower(hi) > target``. The search never returns a bracket wider
 than ``rel_tol`` (relative to its larger end): when the delta brackets cannot resolve the target
 (it sits inside the floating-point floor of the computation) it raises
-:class:`~amp.core.errors.NumericalError` saying so, with the floor's value.
-
-How it is found (speed only). Curves whose brackets are narrow at no extra cost
-(``precise_brackets``: the structured path, ~1e-8 relative) are searched by guided steps: the
-estimate of ``log F`` corrected by the measured points, then the parabola through the three
-latest ones, then one point a hair past the predicted root on each side (about 5 certified
-evaluations where the plain search made 8 to 16). The estimate and the predictions only choose
-where to evaluate; the ends move on certified evaluations alone, and a wrong estimate (tested
-off by 1e3 in ``delta``) costs evaluations, not validity.
+:class:`~amp.core.errors.NumericalError` saying so, with the floor's value. (Speed only: curves
+with ``precise_brackets`` are searched by the guided steps of :mod:`amp.inversion_guided`.)
 """
 
 from __future__ import annotations
@@ -39,6 +32,7 @@ from typing import Callable, Protocol
 from amp.core.errors import NumericalError, ParameterError
 from amp.core.floats import U
 from amp.core.result import Bound
+from amp.inversion_guided import guided as guided_steps, surely_bad
 
 __all__ = ["Curve", "FunctionCurve", "Crossing", "crossing", "epsilon_of_curve", "estimate_epsilon",
            "DEFAULT_EPS_REL_TOL", "Progress", "as_progress", "WiderThanAsked"]
@@ -47,8 +41,6 @@ __all__ = ["Curve", "FunctionCurve", "Crossing", "crossing", "epsilon_of_curve",
 DEFAULT_EPS_REL_TOL = 1e-4
 #: Loosest and tightest relative width asked of a delta bracket during a search.
 TOL_LOOSE, TOL_MIN = 2e-3, 1e-9
-#: Relative width of a delta bracket below which the guided search (precise curves) goes on.
-PRECISE = 3e-8
 
 Progress = Callable[[str], None]
 
@@ -177,26 +169,20 @@ def crossing(curve: Curve, target: float, lo: float, hi: float, *, decreasing: b
             raise NumericalError(f"the curve does not reach the target {target:g} at the end "
                                  f"of the search interval (x = {good:.6g}: bracket "
                                  f"[{r.lower:.4g}, {r.upper:.4g}])")
-    # precise curves (narrow brackets at every point, an estimate of log F): the guided
-    # search below, which may leave the bad end to be checked only if it is needed
+    # precise curves: guided steps, the bad end checked only if they need it (below)
     guided = (start is None and s.cheap and getattr(curve, "precise_brackets", False)
               and callable(getattr(curve, "estimate_log_delta", None)))
     # the bad end: if it is already good, the threshold is the interval's end itself
-    if not bad_end_known and not (guided and s.surely_bad(bad)):
+    if not bad_end_known and not (guided and surely_bad(s, bad)):
         r = s.eval(bad, 0.05)       # deciding "already met at the end?" needs no accuracy
         if r.upper <= target:
             return s.result(bad, bad)
         bad_end_known = True
     s.good, s.bad = good, bad
-    x = start
-    if guided:
-        x = s.guided(polish)
-        if not s.closed() and not bad_end_known and s.bad == bad:
-            # the estimate said the bad end was far from the target, yet the guided steps
-            # found no bad point: check it now (as the plain search does first)
-            r = s.eval(bad, 0.05)
-            if r.upper <= target:
-                return s.result(bad, bad)
+    x = guided_steps(s, polish) if guided else start
+    if guided and not s.closed() and not bad_end_known and s.bad == bad:
+        if s.eval(bad, 0.05).upper <= target:   # no bad point found: the check after all
+            return s.result(bad, bad)
     if x is None:   # the plain search's first point, or its next one after guided steps
         x = s.aim(s._secant()) if guided and s.sides else s.start_point()
     while not s.closed():
@@ -461,180 +447,6 @@ class _Search:
             if (r.upper <= self.target) == (end == "good"):
                 stages.pop(0)           # the answer moved; else aim again from a better root
 
-    # -- guided search (precise curves) ----------------------------------------------------
-    def surely_bad(self, x: float) -> bool:
-        """The curve's uncertified estimate puts ``F(x)`` at more than twice the target (on
-        the bad side), so the check of the bad end can wait: it is made only if the guided
-        search finds no bad point (:meth:`guided`). Speed only: the bad end is never returned
-        as certified on the estimate's word (it is the interval's own end)."""
-        try:
-            v = float(self.curve.estimate_log_delta(x))
-        except (ArithmeticError, ValueError, NumericalError):
-            return False
-        return math.isfinite(v) and v > math.log(self.target) + math.log(2.0)
-
-    def predict(self) -> float | None:
-        """Root of ``est(x) + c(x) = log target`` inside the bracket, ``est`` the curve's
-        uncertified estimate of ``log F`` and ``c`` its error measured at the two latest
-        evaluations (the centres of their brackets; outside the bracket too: every point is a
-        measurement of the same curve), interpolated linearly in ``x`` (constant
-        with one, zero with none): the estimate's shape, the measurements' level. ``None``
-        when the bracket holds no such root."""
-        est = self.curve.estimate_log_delta
-        tgt = math.log(self.target)
-        corr: list[tuple[float, float]] = []
-        for x, y in reversed(self.pts):
-            if len(corr) == 2:
-                break
-            try:
-                e = float(est(x))
-            except (ArithmeticError, ValueError, NumericalError):
-                continue
-            if math.isfinite(e) and all(x != x0 for x0, _ in corr):
-                corr.append((x, y - e))
-        sign = 1.0 if self.decreasing else -1.0
-        if len(corr) == 2 and abs(corr[0][0] - corr[1][0]) <= 1e-3 * abs(corr[0][0]):
-            # two close points: the secant of the measurements themselves is better than
-            # the estimate's shape (its own rounding and inner root finding, ~1e-8 in log)
-            (x2, y2), (x1, y1) = [(x, y) for x, y in reversed(self.pts)
-                                  if x in (corr[0][0], corr[1][0])][:2]
-            if y1 != y2:
-                x = x2 + (tgt - y2) * (x2 - x1) / (y2 - y1)
-                return x if self.inside(x) else None
-
-        def f(x: float) -> float:       # > 0 on the bad side
-            c = 0.0
-            if len(corr) == 1:
-                c = corr[0][1]
-            elif len(corr) == 2:
-                (x1, d1), (x2, d2) = corr
-                c = d1 + (d2 - d1) * (x - x1) / (x2 - x1)
-            return sign * (float(est(x)) + c - tgt)
-
-        a, b = min(self.good, self.bad), max(self.good, self.bad)
-        lo, hi = a + 1e-9 * (b - a), b - 1e-9 * (b - a)
-        try:
-            flo, fhi = f(lo), f(hi)
-            if not (flo > 0 and fhi <= 0) or math.isnan(flo) or math.isnan(fhi):
-                return None
-            for _ in range(200):
-                mid = 0.5 * (lo + hi)
-                fm = f(mid)
-                if math.isnan(fm):
-                    return None
-                if fm > 0:
-                    lo = mid
-                else:
-                    hi = mid
-                if hi - lo <= 1e-13 * hi:
-                    break
-        except (ArithmeticError, ValueError, NumericalError):
-            return None
-        r = 0.5 * (lo + hi)
-        q = self._quadratic(r)
-        return q if q is not None else r
-
-    def _quadratic(self, r: float) -> float | None:
-        """Root near ``r`` of the parabola through the three latest evaluations (``x``, log of
-        the bracket's centre), when they lie within a factor 1.5 of each other: once the
-        points are close, the measured curvature beats the estimate's shape (its own slope is
-        off by up to ~20% at large ``n``). ``None`` when it has no root inside the bracket
-        within 10% of ``r``."""
-        pts: list[tuple[float, float]] = []
-        for x, y in reversed(self.pts):
-            if x > 0 and all(x != x0 for x0, _ in pts):
-                pts.append((x, y))
-            if len(pts) == 3:
-                break
-        if len(pts) < 3 or max(p[0] for p in pts) > 1.5 * min(p[0] for p in pts):
-            return None
-        (x0, y0), (x1, y1), (x2, y2) = pts
-        d01, d12 = (y1 - y0) / (x1 - x0), (y2 - y1) / (x2 - x1)
-        c2 = (d12 - d01) / (x2 - x0)
-        tgt = math.log(self.target)
-        x = r
-        for _ in range(30):                 # Newton on the parabola from r
-            v = y0 + d01 * (x - x0) + c2 * (x - x0) * (x - x1) - tgt
-            dv = d01 + c2 * ((x - x0) + (x - x1))
-            if dv == 0 or not math.isfinite(v / dv):
-                return None
-            step = v / dv
-            x -= step
-            if abs(step) <= 1e-15 * abs(x):
-                break
-        else:
-            return None
-        return x if self.inside(x) and abs(x - r) <= 0.1 * abs(r) else None
-
-    def guided(self, polish: str) -> float | None:
-        """Guided steps for precise curves (``curve.precise_brackets``), each near the
-        predicted root ``r`` (:meth:`predict`): at ``r`` itself while the root is being
-        located (the prediction moved more than ``3e-3`` and the product of its last two
-        moves, its error for a superlinear method, is above ``rel_tol / 3``); then a hair
-        past ``r`` on the side of the answer end (``polish``; ``rel_tol / 5000`` away, or as
-        far as the brackets' width needs to decide it); then ``rel_tol / 100`` past ``r`` on
-        the other side (ten times further after each miss). When the prediction is that
-        good, the bracket closes in two evaluations, both ends far closer to the threshold
-        than ``rel_tol``. Ends move only on certified evaluations (:meth:`step`, as in the
-        plain search): the predictions steer, they certify nothing. Hands over to the plain
-        search (returning its next point, or ``None``) on an undecided or uncertifiable
-        point, a bracket wider than ``PRECISE`` (relative; at moderate ``n`` the structured
-        path aims at the width asked, and the plain search is tuned for that), a prediction
-        outside the bracket, predictions that stop converging, or after 10 steps."""
-        toward_good = 1.0 if self.decreasing else -1.0
-        answer_dir = toward_good if polish == "good" else -toward_good
-        moves: list[float] = []
-        last: float | None = None
-        misses = 0
-        for _ in range(10):
-            r = self.predict()
-            if r is None or r <= 0:
-                return None
-            if last is not None:
-                moves.append(abs(r - last) / r)
-                if len(moves) >= 3 and moves[-1] > 0.5 * moves[-2] and moves[-1] > 1e-6:
-                    return None                     # the predictions stopped converging
-            err = moves[-1] * moves[-2] if len(moves) >= 2 else math.inf
-            answer, other = (self.good, self.bad) if polish == "good" else \
-                (self.bad, self.good)
-            tight = max(self.rel_tol / 5000, self._decidable())
-            answer_ok = 0 <= (answer - r) * answer_dir <= 2 * tight * r
-            # the other end too within ~rel_tol / 100 of the root (so the bracket is not
-            # only within rel_tol but tighter than the plain search's, one evaluation more)
-            other_ok = 0 <= (r - other) * answer_dir <= \
-                2 * self.rel_tol / 100 * 10 ** min(misses, 2) * r
-            if self.closed() and answer_ok and other_ok:
-                return None
-            if err > self.rel_tol / 3 and (last is None or abs(r - last) > 3e-3 * r):
-                x = r                               # still locating the root
-            elif not answer_ok:
-                x = r * (1 + answer_dir * tight)    # the answer end, a hair past the root
-            else:                                   # the other end (further on each miss)
-                x = r * (1 - answer_dir * self.rel_tol / 100 * 10 ** min(misses, 2))
-                misses += 1
-            if not self.inside(x):
-                return None
-            try:
-                self.step(x)
-            except NumericalError as exc:
-                return self.unresolved(x, exc)
-            _, lo, up = self.hist[-1]
-            if self.last_ambiguous or not (0 < up and up - lo <= PRECISE * up):
-                return None             # not precise here: the plain search goes on
-            last = x
-        return None
-
-    def _decidable(self) -> float:
-        """Relative distance from the root at which the latest bracket's relative width
-        still decides the side (three widths, at the observed slope)."""
-        if not self.hist:
-            return 0.0
-        _, lo, up = self.hist[-1]
-        slope = self._slope()
-        if up <= 0 or not slope:
-            return 0.0
-        return 3 * (up - lo) / up / slope
-
     # -- estimates -----------------------------------------------------------------------
     def _slope(self) -> float | None:
         """``|d log F / d log x|`` through the two latest points (``None`` when unknown)."""
@@ -696,10 +508,8 @@ class _Search:
 
 def _round_up(x: float) -> float:
     """``x`` rounded up to one significant digit (for messages)."""
-    if x <= 0:
-        return 0.0
-    e = math.floor(math.log10(x))
-    return math.ceil(x / 10 ** e) * 10 ** e
+    e = math.floor(math.log10(x)) if x > 0 else 0
+    return math.ceil(x / 10 ** e) * 10 ** e if x > 0 else 0.0
 
 
 def epsilon_of_curve(curve: Curve, delta: float, max_eps: float, *,
