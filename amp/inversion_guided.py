@@ -69,7 +69,7 @@ def predict(s) -> float | None:
             x = x2 + (tgt - y2) * (x2 - x1) / (y2 - y1)
             return x if s.inside(x) else None
 
-    def f(x: float) -> float:       # > 0 on the bad side
+    def f(x: float) -> float:       # > 0 left of the root (either direction)
         c = 0.0
         if len(corr) == 1:
             c = corr[0][1]
