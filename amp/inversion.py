@@ -18,7 +18,8 @@ non-decreasing curve (``delta`` as a function of ``eps0``) the roles swap: ``F_u
 target`` (``lo`` is safe) and ``F_lower(hi) > target``. The search never returns a bracket wider
 than ``rel_tol`` (relative to its larger end): when the delta brackets cannot resolve the target
 (it sits inside the floating-point floor of the computation) it raises
-:class:`~amp.core.errors.NumericalError` saying so, with the floor's value.
+:class:`~amp.core.errors.NumericalError` saying so, with the floor's value. (Speed only: curves
+with ``precise_brackets`` are searched by the guided steps of :mod:`amp.inversion_guided`.)
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from typing import Callable, Protocol
 from amp.core.errors import NumericalError, ParameterError
 from amp.core.floats import U
 from amp.core.result import Bound
+from amp.inversion_guided import guided as guided_steps, surely_bad
 
 __all__ = ["Curve", "FunctionCurve", "Crossing", "crossing", "epsilon_of_curve", "estimate_epsilon",
            "DEFAULT_EPS_REL_TOL", "Progress", "as_progress", "WiderThanAsked"]
@@ -167,13 +169,22 @@ def crossing(curve: Curve, target: float, lo: float, hi: float, *, decreasing: b
             raise NumericalError(f"the curve does not reach the target {target:g} at the end "
                                  f"of the search interval (x = {good:.6g}: bracket "
                                  f"[{r.lower:.4g}, {r.upper:.4g}])")
+    # precise curves: guided steps, the bad end checked only if they need it (below)
+    guided = (start is None and s.cheap and getattr(curve, "precise_brackets", False)
+              and callable(getattr(curve, "estimate_log_delta", None)))
     # the bad end: if it is already good, the threshold is the interval's end itself
-    if not bad_end_known:
+    if not bad_end_known and not (guided and surely_bad(s, bad)):
         r = s.eval(bad, 0.05)       # deciding "already met at the end?" needs no accuracy
         if r.upper <= target:
             return s.result(bad, bad)
+        bad_end_known = True
     s.good, s.bad = good, bad
-    x = start if start is not None else s.start_point()
+    x = guided_steps(s, polish) if guided else start
+    if guided and not s.closed() and not bad_end_known and s.bad == bad:
+        if s.eval(bad, 0.05).upper <= target:   # no bad point found: the check after all
+            return s.result(bad, bad)
+    if x is None:   # the plain search's first point, or its next one after guided steps
+        x = s.aim(s._secant()) if guided and s.sides else s.start_point()
     while not s.closed():
         x = s.clamp(x)
         try:
@@ -497,10 +508,8 @@ class _Search:
 
 def _round_up(x: float) -> float:
     """``x`` rounded up to one significant digit (for messages)."""
-    if x <= 0:
-        return 0.0
-    e = math.floor(math.log10(x))
-    return math.ceil(x / 10 ** e) * 10 ** e
+    e = math.floor(math.log10(x)) if x > 0 else 0
+    return math.ceil(x / 10 ** e) * 10 ** e if x > 0 else 0.0
 
 
 def epsilon_of_curve(curve: Curve, delta: float, max_eps: float, *,

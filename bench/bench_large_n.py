@@ -1,10 +1,10 @@
 """Theorem 4's bound at large n on the structured path: ``eps(delta)`` and a row of ``delta(eps)``.
 
     python bench/bench_large_n.py [--n 1e7 1e8 1e9] [--before /path/to/old/tree]
-    python bench/bench_large_n.py --cases t1 --n 1e9 1e10 --before /work/wt/base
+    python bench/bench_large_n.py --cases t1 --n 1e9 1e10 --before /work/wt/base /work/main
 
-Cases, each in its own process (wall time, peak memory), the same on an older tree with
-``--before`` (e.g. a ``git worktree``), side by side:
+Cases, each in its own process (wall time, CPU time, peak memory), the same on older trees
+with ``--before`` (e.g. git worktrees; several trees run one after another), side by side:
 
 * ``eps``: ``amp.epsilon(mechanism, n, 1e-10)`` (default rel_tol 1e-4) for 3-RR with eps0 = 1
   and RAPPOR with eps0 = 2;
@@ -91,7 +91,9 @@ def main() -> None:
     ap.add_argument("--n", type=float, nargs="+", default=[1e7, 1e8, 1e9])
     ap.add_argument("--mechanisms", nargs="+", default=DEFAULT_MECHS)
     ap.add_argument("--cases", nargs="+", default=["eps", "row"])
-    ap.add_argument("--before", type=Path)
+    ap.add_argument("--before", type=Path, nargs="+", default=[],
+                    help="older trees, each run beside the new one (e.g. the session's start "
+                         "and the current main)")
     ap.add_argument("--timeout", type=float, default=1800)
     a = ap.parse_args()
     import os
@@ -99,15 +101,18 @@ def main() -> None:
           "(rel_tol 1e-2); 3-RR eps0=1, RAPPOR eps0=2; t1: eps(1e-6) of the Table 1 rows at "
           "eps0=1; one process per case", flush=True)
     print(f"# load average at start: {os.getloadavg()}", flush=True)
+    for i, tree in enumerate(a.before):
+        print(f"# before{i + 1 if len(a.before) > 1 else ''} = {tree}", flush=True)
     for case in a.cases:
         mechs = T1_ROWS if case == "t1" and a.mechanisms == DEFAULT_MECHS else a.mechanisms
         for mech in mechs:
             for n in a.n:
                 print(f"{case} {mech} n={n:g}", flush=True)
                 print("  " + line("new", run(NEW_TREE, case, mech, n, a.timeout)), flush=True)
-                if a.before:
-                    print("  " + line("before", run(a.before, case, mech, n, a.timeout)),
-                          flush=True)
+                for i, tree in enumerate(a.before):
+                    tag = "before" if len(a.before) == 1 else f"before{i + 1}"
+                    print("  " + line(tag, run(tree, case, mech, n, a.timeout)), flush=True)
+    print(f"# load average at end: {os.getloadavg()}", flush=True)
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ RANKS.update({"backends.poisson_binomial": 4.7})
 RANKS.update({"cli_baseline": 5.9})   # the CLI's JSON answer of a baseline (amp.cli uses it)
 RANKS.update({"pld_lower": 4.45})                 # the rounds' large-n lower pair and FFT pad
 RANKS.update({"rounds_points": 4.47})             # where the rounds' upper end certifies points
+RANKS.update({"inversion_guided": 2.55})          # the inversion's guided steps (speed only)
 
 
 def _modules() -> dict[str, Path]:

@@ -155,6 +155,13 @@ class LawDelta:
             return self._delta(eps, max(tol, STRUCTURED_MIN_REL_TOL), tol, abs_tol)
         return self._delta(eps, tol, None, abs_tol)
 
+    @property
+    def precise_brackets(self) -> bool:
+        """True when every bracket is narrow at no extra cost (the structured path, ~1e-8
+        relative): the eps search then steers by :meth:`estimate_log_delta` corrected by the
+        measured points (:meth:`amp.inversion._Search.guided`), never certifying by it."""
+        return self._structured is not None
+
     def search_tol(self, rel_tol: float) -> float | None:
         """The delta width an eps search at ``rel_tol`` should ask for when narrow brackets
         are cheap here (structured path: ``10 rel_tol`` within ``[1e-6, 2e-3]``, which locates
