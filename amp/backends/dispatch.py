@@ -159,7 +159,7 @@ class LawDelta:
     def precise_brackets(self) -> bool:
         """True when every bracket is narrow at no extra cost (the structured path, ~1e-8
         relative): the eps search then steers by :meth:`estimate_log_delta` corrected by the
-        measured points (:meth:`amp.inversion._Search.guided`), never certifying by it."""
+        measured points (the guided steps of :mod:`amp.inversion_guided`), never certifying by it."""
         return self._structured is not None
 
     def search_tol(self, rel_tol: float) -> float | None:
