@@ -101,6 +101,33 @@ def _summary(curves: dict, at: int = 10_000) -> str:
     return text
 
 
+def _status_box(pick, slider, out, draw, busy: str):
+    """The two widgets' shell: ``draw()`` draws into ``out`` and returns the status text.
+    While it runs the controls are disabled and the status says "computing…" (``busy``); a
+    refusal of ``amp`` is said in red. ``box.redraw`` redraws (tests, scripted use)."""
+    import ipywidgets as widgets
+
+    status = widgets.HTML("")
+
+    def redraw(*_):
+        pick.disabled = slider.disabled = True
+        status.value = f"<b>computing…</b> ({busy})"
+        try:
+            status.value = html.escape(draw())
+        except AmpError as exc:
+            status.value = ("<span style='color:#b00020'><b>cannot compute:</b> "
+                            f"{html.escape(str(exc))}</span>")
+        finally:
+            pick.disabled = slider.disabled = False
+
+    pick.observe(redraw, names="value")
+    slider.observe(redraw, names="value")
+    box = widgets.VBox([widgets.HBox([pick, slider]), status, out])
+    box.redraw = redraw
+    redraw()
+    return box
+
+
 def numeric_widget(name: str = "piecewise mechanism", eps0: float = 2.0,
                    delta: float = 1e-6):
     """Interactive figure of Chapter 14 (needs a kernel): choose the randomizer and ``eps0``;
@@ -112,31 +139,17 @@ def numeric_widget(name: str = "piecewise mechanism", eps0: float = 2.0,
     pick = widgets.Dropdown(options=list(RANDOMIZERS), value=name, description="randomizer")
     slider = widgets.SelectionSlider(options=list(WIDGET_EPS0S), value=eps0, description="ε₀",
                                      continuous_update=False)
-    status = widgets.HTML("")
     out = widgets.Output()
 
-    def redraw(*_):
-        pick.disabled = slider.disabled = True
-        status.value = "<b>computing…</b> (12 certified points)"
-        try:
-            curves = numeric_curves(pick.value, slider.value, delta=delta)
-            with out:
-                out.clear_output(wait=True)
-                plot_numeric(pick.value, slider.value, curves, delta)
-                plt.show()
-            status.value = html.escape(_summary(curves))
-        except AmpError as exc:
-            status.value = ("<span style='color:#b00020'><b>cannot compute:</b> "
-                            f"{html.escape(str(exc))}</span>")
-        finally:
-            pick.disabled = slider.disabled = False
+    def draw() -> str:
+        curves = numeric_curves(pick.value, slider.value, delta=delta)
+        with out:
+            out.clear_output(wait=True)
+            plot_numeric(pick.value, slider.value, curves, delta)
+            plt.show()
+        return _summary(curves)
 
-    pick.observe(redraw, names="value")
-    slider.observe(redraw, names="value")
-    box = widgets.VBox([widgets.HBox([pick, slider]), status, out])
-    box.redraw = redraw          # for tests and scripted use
-    redraw()
-    return box
+    return _status_box(pick, slider, out, draw, "12 certified points")
 
 
 # ----------------------------------------------------------------------------- the mean
@@ -196,44 +209,30 @@ def mean_widget(name: str = "Duchi et al.", eps: float = 1.0, delta: float = 1e-
                             description="randomizer")
     slider = widgets.SelectionSlider(options=list(MEAN_EPSS), value=eps,
                                      description="central ε", continuous_update=False)
-    status = widgets.HTML("")
     out = widgets.Output()
     looks = {"local": ("local only (ε₀ = ε)", "C1", "s-"),
              "shuffled": ("shuffled (ε₀ calibrated by amp, Theorem 4, §5.1)", "C0", "o-"),
              "central": ("central Laplace", "C2", "^-")}
 
-    def redraw(*_):
-        pick.disabled = slider.disabled = True
-        status.value = "<b>computing…</b> (calibrating ε₀ at four n)"
-        try:
-            r = mean_errors(pick.value, slider.value, delta=delta)
-            with out:
-                out.clear_output(wait=True)
-                fig, ax = plt.subplots(figsize=(6.4, 3.8))
-                for key, (label, col, fmt) in looks.items():
-                    ax.loglog(r["n"], [v if v is not None else math.nan for v in r[key]], fmt,
-                              color=col, label=label, ms=4)
-                ax.set_xlabel("number of users $n$")
-                ax.set_ylabel("worst-case RMSE of the mean")
-                ax.set_title(f"{pick.value}, central ε = {slider.value:g}, δ = {delta:g}")
-                ax.legend(fontsize=8)
-                plt.show()
-            i = r["n"].index(10_000)
-            e0 = r["eps0"][i]
-            status.value = html.escape(
-                f"At n = 10,000: shuffled ε₀ = {math.floor(e0 * 1e3) / 1e3:.3f} (certified); "
-                f"error {r['shuffled'][i]:.2e} against {r['local'][i]:.2e} local only and "
-                f"{r['central'][i]:.2e} central." if e0 else
-                "At n = 10,000 amp cannot calibrate ε₀.")
-        except AmpError as exc:
-            status.value = ("<span style='color:#b00020'><b>cannot compute:</b> "
-                            f"{html.escape(str(exc))}</span>")
-        finally:
-            pick.disabled = slider.disabled = False
+    def draw() -> str:
+        r = mean_errors(pick.value, slider.value, delta=delta)
+        with out:
+            out.clear_output(wait=True)
+            fig, ax = plt.subplots(figsize=(6.4, 3.8))
+            for key, (label, col, fmt) in looks.items():
+                ax.loglog(r["n"], [v if v is not None else math.nan for v in r[key]], fmt,
+                          color=col, label=label, ms=4)
+            ax.set_xlabel("number of users $n$")
+            ax.set_ylabel("worst-case RMSE of the mean")
+            ax.set_title(f"{pick.value}, central ε = {slider.value:g}, δ = {delta:g}")
+            ax.legend(fontsize=8)
+            plt.show()
+        i = r["n"].index(10_000)
+        e0 = r["eps0"][i]
+        return (
+            f"At n = 10,000: shuffled ε₀ = {math.floor(e0 * 1e3) / 1e3:.3f} (certified); "
+            f"error {r['shuffled'][i]:.2e} against {r['local'][i]:.2e} local only and "
+            f"{r['central'][i]:.2e} central." if e0 else
+            "At n = 10,000 amp cannot calibrate ε₀.")
 
-    pick.observe(redraw, names="value")
-    slider.observe(redraw, names="value")
-    box = widgets.VBox([widgets.HBox([pick, slider]), status, out])
-    box.redraw = redraw
-    redraw()
-    return box
+    return _status_box(pick, slider, out, draw, "calibrating ε₀ at four n")
