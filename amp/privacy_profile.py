@@ -30,7 +30,7 @@ import numpy as np
 from amp.core.validate import show
 from amp.core import validate as V
 from amp.core.errors import NumericalError, ParameterError
-from amp.core.result import Bound
+from amp.core.result import Bound, flag_wider
 from amp.core.tails import chernoff_upper
 from amp.core.floats import U
 from amp.backends.dispatch import DEFAULT_REL_TOL, METHODS, LawDelta
@@ -415,21 +415,12 @@ def _epsilon_task(prof: PrivacyProfile, rel_tol: float, executor, progress, stri
 
 
 def _flag_wider(res: Bound, rel_tol: float) -> Bound:
-    """Flag (``details``, :class:`amp.AccuracyWarning`) a certified bracket wider than
-    ``rel_tol`` that a law's search returned instead of refusing (``strict=False``)."""
+    """Flag (:func:`amp.core.result.flag_wider`) a certified bracket wider than ``rel_tol``
+    that a law's search returned instead of refusing (``strict=False``)."""
     flagged = [p for p in res.parts if p.wider_than_asked]
     if not flagged or res.rel_width <= rel_tol:
         return res
-    import warnings
-    from dataclasses import replace
-    from amp.core.errors import AccuracyWarning
-    why = flagged[0].details.get("wider_reason", "")
-    note = (f"eps bracket [{res.lower:.8g}, {res.upper:.8g}] (relative width "
-            f"{res.rel_width:.2g}) is certified but wider than asked (rel_tol={rel_tol:g})"
-            + (f": {why.split(': ', 1)[-1].split('; certified bracket')[0]}" if why else ""))
-    warnings.warn(note, AccuracyWarning, stacklevel=4)
-    return replace(res, details={**res.details, "wider_than_asked": True,
-                                 "achieved_rel_tol": res.rel_width, "wider_note": note})
+    return flag_wider(res, rel_tol, flagged[0].details.get("wider_reason", ""), stacklevel=4)
 
 
 def _laws_epsilon(prof: PrivacyProfile, delta_: float, rel_tol: float,

@@ -242,27 +242,35 @@ class Bound:
         return out
 
 
+def flag_wider(res: Bound, rel_tol: float, reason: str = "", stacklevel: int = 3) -> Bound:
+    """``res``, a certified bracket wider than ``rel_tol`` that a search returned instead of
+    refusing, flagged: ``details`` gains ``wider_than_asked``, ``achieved_rel_tol``,
+    ``wider_note`` (and ``wider_reason`` when ``reason`` is given, the search's own message)
+    and an :class:`~amp.core.errors.AccuracyWarning` says the note. The one place that writes
+    the note, for :func:`amp.epsilon`, :func:`amp.calibrate_eps0` and the matrix search."""
+    import warnings
+    from dataclasses import replace
+    from amp.core.errors import AccuracyWarning
+    why = reason.split(": ", 1)[-1].split("; certified bracket")[0] if reason else ""
+    note = (f"{res.quantity} bracket [{res.lower:.8g}, {res.upper:.8g}] (relative width "
+            f"{res.rel_width:.2g}) is certified but wider than asked (rel_tol={rel_tol:g})"
+            + (f": {why}" if why else ""))
+    warnings.warn(note, AccuracyWarning, stacklevel=stacklevel + 1)
+    extra = {"wider_reason": reason} if reason else {}
+    return replace(res, details={**res.details, "wider_than_asked": True,
+                                 "achieved_rel_tol": res.rel_width, "wider_note": note,
+                                 **extra})
+
+
 def wider_or_raise(exc: Exception, strict: bool, rel_tol: float, what: str, make) -> Bound:
     """A search that stopped short of ``rel_tol`` (``exc`` carries the certified bracket it
     held, ``exc.lo <= exc.hi``, as :class:`amp.inversion.WiderThanAsked` does): ``make(lo,
-    hi)`` built into a :class:`Bound` flagged as wider than asked (``details``:
-    ``wider_than_asked``, ``achieved_rel_tol``, ``wider_note``, ``wider_reason``; an
-    :class:`~amp.core.errors.AccuracyWarning`), as :func:`amp.epsilon` flags an eps bracket.
-    ``strict``, or an error without a bracket, raises :class:`NumericalError` (``what: exc``).
-    The bracket is as valid as a full answer (each end moved only on a certified evaluation),
-    only wider."""
-    import warnings
-    from dataclasses import replace
-    from amp.core.errors import AccuracyWarning, NumericalError
+    hi)`` built into a :class:`Bound` flagged as wider than asked (:func:`flag_wider`), as
+    :func:`amp.epsilon` flags an eps bracket. ``strict``, or an error without a bracket,
+    raises :class:`NumericalError` (``what: exc``). The bracket is as valid as a full answer
+    (each end moved only on a certified evaluation), only wider."""
+    from amp.core.errors import NumericalError
     lo, hi = getattr(exc, "lo", math.nan), getattr(exc, "hi", math.nan)
     if strict or not (0.0 <= lo <= hi < math.inf):
         raise NumericalError(f"{what}: {exc}") from None
-    res = make(lo, hi)
-    reason = str(exc).split(": ", 1)[-1].split("; certified bracket")[0]
-    note = (f"{res.quantity} bracket [{res.lower:.8g}, {res.upper:.8g}] (relative width "
-            f"{res.rel_width:.2g}) is certified but wider than asked (rel_tol={rel_tol:g}): "
-            f"{reason}")
-    warnings.warn(note, AccuracyWarning, stacklevel=3)
-    return replace(res, details={**res.details, "wider_than_asked": True,
-                                 "achieved_rel_tol": res.rel_width, "wider_note": note,
-                                 "wider_reason": str(exc)})
+    return flag_wider(make(lo, hi), rel_tol, str(exc), stacklevel=3)
