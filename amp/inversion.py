@@ -32,7 +32,7 @@ from typing import Callable, Protocol
 from amp.core.errors import NumericalError, ParameterError
 from amp.core.floats import U
 from amp.core.result import Bound
-from amp.inversion_guided import guided as guided_steps, surely_bad
+from amp.inversion_guided import bisect_root, guided as guided_steps, surely_bad
 
 __all__ = ["Curve", "FunctionCurve", "Crossing", "crossing", "epsilon_of_curve", "estimate_epsilon",
            "DEFAULT_EPS_REL_TOL", "Progress", "as_progress", "WiderThanAsked"]
@@ -490,20 +490,10 @@ class _Search:
                 return lo
             if fhi > 0:
                 return hi
-            for _ in range(200):
-                mid = 0.5 * (lo + hi)
-                fm = f(mid)
-                if math.isnan(fm):
-                    return self.middle()
-                if fm > 0:
-                    lo = mid
-                else:
-                    hi = mid
-                if hi - lo <= 1e-10 * hi:
-                    break
+            r = bisect_root(f, lo, hi, 1e-10)
         except (ArithmeticError, ValueError):
             return self.middle()
-        return 0.5 * (lo + hi)
+        return self.middle() if r is None else r
 
 
 def _round_up(x: float) -> float:

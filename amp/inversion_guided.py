@@ -21,7 +21,7 @@ import math
 
 from amp.core.errors import NumericalError
 
-__all__ = ["PRECISE", "surely_bad", "predict", "quadratic_root", "guided", "decidable", "slope"]
+__all__ = ["PRECISE", "surely_bad", "bisect_root", "predict", "quadratic_root", "guided", "decidable", "slope"]
 
 #: Relative width of a delta bracket below which the guided steps go on.
 PRECISE = 3e-8
@@ -37,6 +37,26 @@ def surely_bad(s, x: float) -> bool:
     except (ArithmeticError, ValueError, NumericalError):
         return False
     return math.isfinite(v) and v > math.log(s.target) + math.log(2.0)
+
+
+def bisect_root(f, lo: float, hi: float, rel_tol: float) -> float | None:
+    """Midpoint of ``[lo, hi]`` after bisecting for the sign change of ``f`` (``f > 0`` at
+    ``lo``, ``f <= 0`` at ``hi``, as the caller has checked) until ``hi - lo <= rel_tol * hi``
+    (at most 200 halvings); ``None`` when ``f`` is NaN at a midpoint. Exceptions of ``f``
+    propagate. Only ever applied to uncertified estimates, to choose where to evaluate
+    (:func:`predict`, :meth:`amp.inversion._Search.start_point`)."""
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        fm = f(mid)
+        if math.isnan(fm):
+            return None
+        if fm > 0:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= rel_tol * hi:
+            break
+    return 0.5 * (lo + hi)
 
 
 def predict(s) -> float | None:
@@ -84,20 +104,11 @@ def predict(s) -> float | None:
         flo, fhi = f(lo), f(hi)
         if not (flo > 0 and fhi <= 0) or math.isnan(flo) or math.isnan(fhi):
             return None
-        for _ in range(200):
-            mid = 0.5 * (lo + hi)
-            fm = f(mid)
-            if math.isnan(fm):
-                return None
-            if fm > 0:
-                lo = mid
-            else:
-                hi = mid
-            if hi - lo <= 1e-13 * hi:
-                break
+        r = bisect_root(f, lo, hi, 1e-13)
     except (ArithmeticError, ValueError, NumericalError):
         return None
-    r = 0.5 * (lo + hi)
+    if r is None:
+        return None
     q = quadratic_root(s, r)
     return q if q is not None else r
 
