@@ -25,6 +25,9 @@ package with ``pyproject.toml``, so that the edition runs after ``pip install .`
   with a note for each;
 * strips outputs and execution counts.
 
+The book's own helper modules (``book/<name>.py``) that a student notebook imports are copied
+too (``accuracy_figs.py``; not ``static_figs.py``, which only the static site's cells use).
+
 Markdown pages (``.md``) lose their ``{solution}`` blocks likewise. Standard library only::
 
     python3 scripts/student_edition.py                      # -> _build/student/
@@ -610,6 +613,24 @@ def _copy_tree(src: Path, dst: Path) -> None:
                                                             "*.pyc"))
 
 
+def _imports(nb: dict) -> set[str]:
+    """Top-level module names imported by the code cells of a notebook."""
+    names: set[str] = set()
+    for cell in nb.get("cells", []):
+        if cell.get("cell_type") != "code":
+            continue
+        try:
+            tree = ast.parse(_source(cell))
+        except SyntaxError:
+            continue
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Import):
+                names |= {a.name.split(".")[0] for a in n.names}
+            elif isinstance(n, ast.ImportFrom) and n.module and not n.level:
+                names.add(n.module.split(".")[0])
+    return names
+
+
 def build(book: Path, out: Path, name: str = NAME, with_package: bool = True,
           zip_it: bool = True) -> tuple[Path, Stats]:
     """Write ``out/name/`` (and ``out/name.zip``); return (folder, stats)."""
@@ -619,6 +640,7 @@ def build(book: Path, out: Path, name: str = NAME, with_package: bool = True,
         shutil.rmtree(root)
     (root / "book").mkdir(parents=True)
     stats = Stats()
+    imported: set[str] = set()             # top-level modules the student notebooks import
     for path in sorted(book.rglob("*")):
         rel = path.relative_to(book)
         if (any(part in SKIP_DIRS for part in rel.parts[:-1]) or not path.is_file()
@@ -629,6 +651,7 @@ def build(book: Path, out: Path, name: str = NAME, with_package: bool = True,
             nb = json.loads(path.read_text(encoding="utf-8"))
             new, st = student_notebook(nb, where=rel.as_posix())
             stats.add(st)
+            imported |= _imports(new)
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(json.dumps(new, indent=1, ensure_ascii=False) + "\n",
                               encoding="utf-8")
@@ -642,6 +665,9 @@ def build(book: Path, out: Path, name: str = NAME, with_package: bool = True,
     for d in COPY_DIRS:
         if (book / d).is_dir():
             _copy_tree(book / d, root / "book" / d)
+    for mod in sorted(imported):            # the book's helper modules (accuracy_figs.py)
+        if (book / f"{mod}.py").is_file():
+            shutil.copy2(book / f"{mod}.py", root / "book" / f"{mod}.py")
     repo = book.resolve().parent
     if with_package and (repo / "amp").is_dir():
         _copy_tree(repo / "amp", root / "amp")

@@ -177,6 +177,9 @@ def test_zip_is_written(edition) -> None:
         assert f"{se.NAME}/{needed}" in names, needed
     if (REPO / "book" / "data").is_dir():
         assert any(n.startswith(f"{se.NAME}/book/data/") for n in names)
+    # the helper module chapter 12 imports is shipped; the static site's is not
+    assert f"{se.NAME}/book/accuracy_figs.py" in names
+    assert f"{se.NAME}/book/static_figs.py" not in names
 
 
 def test_no_solution_leaks_from_the_book(edition) -> None:
@@ -430,6 +433,8 @@ def test_check_reads_records_and_guards_sealed_answers(tmp_path, monkeypatch) ->
         coursekit.check("9.9", 2.0, expected=2.0, strict=True)
     assert coursekit.check("9.9", 1.0, expected=1.0005, rel_tol=1e-3, strict=True).ok
     assert coursekit.check("9.6", 3.0, expected=3.0, strict=True).ok   # not sealed: no guard
+    assert coursekit.check("9.8", np.array([True, False]), expected=np.array([True, False]),
+                           strict=True).ok                          # arrays compare as lists
     # recording: numpy values and tuples as plain JSON, merged
     record = tmp_path / "record.json"
     monkeypatch.setenv("AMP_RECORD_ANSWERS", str(record))

@@ -117,6 +117,9 @@ class Verdict:
 
 
 def _close(answer: Any, expected: Any, rel_tol: float, abs_tol: float) -> bool:
+    # numpy arrays and scalars compare as the lists and numbers they hold
+    answer, expected = (v.tolist() if hasattr(v, "tolist") and not isinstance(v, str) else v
+                        for v in (answer, expected))
     if isinstance(expected, str):
         return isinstance(answer, str) and answer.strip().lower() == expected.strip().lower()
     if isinstance(expected, bool):
