@@ -117,6 +117,12 @@ live: $(LIVE_STAMP) $(DATASETS)
 student: $(DATASETS)
 	$(PYTHON) scripts/student_edition.py --out _build/student
 
+# The sealed answers of the student edition's checks (book/coursekit/answers.json): executes the
+# instructor notebooks that call check() and records each expected value (re-run when nbval
+# says a sealed answer is stale).
+answers: $(STAMP) $(DATASETS)
+	$(BIN)/python scripts/record_answers.py
+
 # One PDF of the whole book: jupyter-book's singlehtml builder (executes every chapter) into
 # _build/pdf/src, then Chromium (Playwright, /usr/bin/chromium) prints it once MathJax is done,
 # with scripts/pdf/amp-print.css (no on-screen gradients or shadows), and scripts/pdf/compact.py

@@ -17,7 +17,16 @@ package with ``pyproject.toml``, so that the edition runs after ``pip install .`
   ``name = <expr>  # solution`` (also on several lines) becomes ``name = None  # your answer
   here``; any other such line becomes ``pass  # your answer here``. This is the rule for cells
   tagged ``answer``; a ``# solution`` line in an untagged cell is rewritten too, with a note;
+* removes the ``expected=`` argument of every ``check(...)`` call (it is the solution; the
+  student edition's ``coursekit.check`` reads the sealed value from
+  ``book/coursekit/answers.json``, recorded by ``make answers``), keeping the rest of the
+  call's text; then drops the statements of that cell (assignments, ``def``, imports) whose
+  names nothing else in the student notebook uses any more (the helpers of ``expected=``),
+  with a note for each;
 * strips outputs and execution counts.
+
+The book's own helper modules (``book/<name>.py``) that a student notebook imports are copied
+too (``accuracy_figs.py``; not ``static_figs.py``, which only the static site's cells use).
 
 Markdown pages (``.md``) lose their ``{solution}`` blocks likewise. Standard library only::
 
@@ -59,11 +68,14 @@ class Stats:
     hidden_asserts: int = 0
     hidden_asserts_kept_stripped: int = 0
     answer_lines: int = 0
+    expected_args: int = 0
+    dead_statements: int = 0
     notes: list[str] = field(default_factory=list)
 
     def add(self, other: "Stats") -> None:
         for k in ("solution_blocks", "solution_cells", "hidden_asserts",
-                  "hidden_asserts_kept_stripped", "answer_lines"):
+                  "hidden_asserts_kept_stripped", "answer_lines", "expected_args",
+                  "dead_statements"):
             setattr(self, k, getattr(self, k) + getattr(other, k))
         self.notes += other.notes
 
@@ -217,6 +229,263 @@ def strip_asserts(src: str) -> str:
     return ast.unparse(ast.fix_missing_locations(tree))
 
 
+# ----------------------------------------------------------------------------- check cells
+def _is_check(node: ast.AST) -> bool:
+    """A call of ``check(...)`` or ``coursekit.check(...)``."""
+    f = node.func if isinstance(node, ast.Call) else None
+    return (isinstance(f, ast.Name) and f.id == "check") or (
+        isinstance(f, ast.Attribute) and f.attr == "check")
+
+
+def _expected_keywords(tree: ast.AST) -> list[tuple[ast.Call, ast.keyword]]:
+    return [(n, kw) for n in ast.walk(tree) if _is_check(n)
+            for kw in n.keywords if kw.arg == "expected"]
+
+
+def _char_offsets(src: str):
+    """A function (lineno, utf-8 col_offset) -> offset in ``src`` (ast columns are bytes)."""
+    lines = src.split("\n")
+    starts = [0]
+    for line in lines[:-1]:
+        starts.append(starts[-1] + len(line) + 1)
+
+    def at(lineno: int, col: int) -> int:
+        line = lines[lineno - 1]
+        return starts[lineno - 1] + len(line.encode("utf-8")[:col].decode("utf-8"))
+    return at
+
+
+def _without_expected(tree: ast.AST) -> str:
+    tree = copy.deepcopy(tree)
+    for call, kw in _expected_keywords(tree):
+        call.keywords.remove(kw)
+    return ast.dump(tree)
+
+
+def _wrap_call(text: str, indent: str, width: int = 88) -> str:
+    """``f(a, b, k=v)`` (one line from ``ast.unparse``) wrapped at top-level commas."""
+    depth, quote, parts, cur = 0, "", [], ""
+    for ch in text:
+        cur += ch
+        if quote:
+            if ch == quote and not cur.endswith("\\" + ch):
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 1:
+            parts.append(cur)
+            cur = ""
+    parts.append(cur)
+    cont = indent + " " * (text.index("(") + 1)
+    lines, line = [], indent
+    for part in parts:
+        if line.strip() and len(line) + len(part.rstrip()) > width:
+            lines.append(line.rstrip())
+            line = cont + part.lstrip()
+        else:
+            line += part
+    lines.append(line.rstrip())
+    return "\n".join(lines)
+
+
+def remove_expected(src: str) -> tuple[str, int]:
+    """The cell without the ``expected=`` keyword of its ``check(...)`` calls (it is the
+    solution; the student edition's check reads the sealed answer instead). The text around
+    it is kept (a keyword alone on its lines goes with them); if that does not give the same
+    code, the statement is written back with ``ast.unparse`` and wrapped at 88 characters."""
+    try:
+        tree = ast.parse(src)
+    except SyntaxError:
+        if re.search(r"\bcheck\(", src) and re.search(r"\bexpected\s*=", src):
+            raise ValueError("a check cell that does not parse (a magic?) still has its "
+                             "expected=; the student edition would show the solution:\n"
+                             + src) from None
+        return src, 0
+    found = _expected_keywords(tree)
+    if not found:
+        return src, 0
+    at = _char_offsets(src)
+    spans = []
+    for call, kw in found:
+        items = sorted(call.args + call.keywords, key=lambda n: (n.lineno, n.col_offset))
+        k = items.index(kw)
+        start, end = at(kw.lineno, kw.col_offset), at(kw.end_lineno, kw.end_col_offset)
+        if k + 1 < len(items):
+            nxt = at(items[k + 1].lineno, items[k + 1].col_offset)
+            between = src[end:nxt]
+            if "\n" in between:
+                line_start = src.rfind("\n", 0, start) + 1
+                pre = src[line_start:start]
+                if not pre.strip():                  # alone on its line(s): drop them
+                    spans.append((line_start, end + between.rindex("\n") + 1))
+                else:                                # "a, expected=x,\n  b": keep "a,"
+                    spans.append((start - (len(pre) - len(pre.rstrip())),
+                                  end + between.index("\n")))
+            else:
+                spans.append((start, nxt))
+        else:
+            prev = items[k - 1]
+            spans.append((at(prev.end_lineno, prev.end_col_offset), end))
+    new = src
+    for a, b in sorted(spans, reverse=True):
+        new = new[:a] + new[b:]
+    want = _without_expected(tree)
+    try:
+        same = ast.dump(ast.parse(new)) == want
+    except SyntaxError:
+        same = False
+    if not same:                                     # write the statements back
+        lines = src.split("\n")
+        stmts = [s for s in tree.body if _expected_keywords(s)]
+        for stmt in sorted(stmts, key=lambda s: s.lineno, reverse=True):
+            clean = ast.parse(ast.unparse(stmt))
+            for call, kw in _expected_keywords(clean):
+                call.keywords.remove(kw)
+            ind = _indent(lines[stmt.lineno - 1])
+            text = ast.unparse(clean)
+            if "\n" not in text and "(" in text and len(ind + text) > 88:
+                text = _wrap_call(text, ind)
+            else:
+                text = ind + text
+            lines[stmt.lineno - 1:stmt.end_lineno] = text.split("\n")
+        new = "\n".join(lines)
+        assert ast.dump(ast.parse(new)) == want, "could not remove expected= from:\n" + src
+    return new, len(found)
+
+
+#: Statements that only bind names: dropped from a check cell when nothing uses the names.
+_BINDING = (ast.Assign, ast.AnnAssign, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
+            ast.Import, ast.ImportFrom)
+
+
+def _bound(stmt: ast.stmt) -> set[str] | None:
+    """Names a binding statement binds (None: it also does something else, e.g. ``a[i] =``)."""
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {stmt.name}
+    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        return {(a.asname or a.name).split(".")[0] for a in stmt.names}
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+    names: set[str] = set()
+    for t in targets:
+        elts = t.elts if isinstance(t, (ast.Tuple, ast.List)) else [t]
+        if not all(isinstance(e, ast.Name) for e in elts):
+            return None
+        names |= {e.id for e in elts}
+    return names
+
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ListComp, ast.SetComp,
+           ast.DictComp, ast.GeneratorExp)
+
+
+def _stored_in(nodes: list[ast.AST]) -> set[str]:
+    """Names bound in a function body (not in nested scopes), less ``global``/``nonlocal``."""
+    stored, declared, todo = set(), set(), list(nodes)
+    while todo:
+        n = todo.pop()
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            stored.add(n.id)
+        elif isinstance(n, (ast.Global, ast.Nonlocal)):
+            declared |= set(n.names)
+        elif isinstance(n, (ast.Import, ast.ImportFrom)):
+            stored |= {(a.asname or a.name).split(".")[0] for a in n.names}
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            stored.add(n.name)
+            continue                                 # its body is another scope
+        if isinstance(n, _SCOPES):
+            continue
+        todo += list(ast.iter_child_nodes(n))
+    return stored - declared
+
+
+def _loads(node: ast.AST) -> set[str]:
+    """Free names a statement reads: a function's parameters and locals, a comprehension's
+    targets are not uses of the module-level names."""
+    if isinstance(node, ast.Name):
+        return set() if isinstance(node.ctx, ast.Store) else {node.id}
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        a = node.args
+        outer = a.defaults + [d for d in a.kw_defaults if d is not None]
+        outer += getattr(node, "decorator_list", [])
+        params = {x.arg for x in a.posonlyargs + a.args + a.kwonlyargs}
+        params |= {x.arg for x in (a.vararg, a.kwarg) if x is not None}
+        body = node.body if isinstance(node.body, list) else [node.body]
+        inner = set().union(*[_loads(b) for b in body]) if body else set()
+        free = set().union(set(), *[_loads(o) for o in outer])
+        return free | (inner - params - _stored_in(body))
+    if isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+        targets = {n.id for g in node.generators for n in ast.walk(g.target)
+                   if isinstance(n, ast.Name)}
+        inner = set().union(*[_loads(c) for c in ast.iter_child_nodes(node)])
+        first_iter = _loads(node.generators[0].iter)   # evaluated in the enclosing scope
+        return first_iter | (inner - targets)
+    return set().union(set(), *[_loads(c) for c in ast.iter_child_nodes(node)])
+
+
+_WORD = re.compile(r"[A-Za-z_]\w*")
+
+
+def drop_dead_statements(sources: list[str], candidates: set[int]
+                         ) -> tuple[list[str], list[tuple[int, str]]]:
+    """Drop top-level statements of the cells ``candidates`` (indices into ``sources``, the
+    notebook's code cells) that only bind names no other statement of the notebook uses.
+
+    Repeated until nothing changes (``law = ...; ratios = f(law)``: ``ratios`` first, then
+    ``law``). Returns the new sources and ``(cell, first line)`` of each dropped statement.
+    Comment lines right above a dropped statement go with it.
+    """
+    sources = list(sources)
+    dropped: list[tuple[int, str]] = []
+    while True:
+        trees: dict[int, ast.Module | None] = {}
+        for i, s in enumerate(sources):
+            try:
+                trees[i] = ast.parse(s)
+            except SyntaxError:
+                trees[i] = None                      # magics: count every word as used
+        uses = []                                    # (cell, statement or None, names)
+        for i, tree in trees.items():
+            if tree is None:
+                uses.append((i, None, set(_WORD.findall(sources[i]))))
+            else:
+                uses += [(i, st, _loads(st)) for st in tree.body]
+        victim = None
+        for i in sorted(candidates):
+            tree = trees.get(i)
+            for st in tree.body if tree is not None else []:
+                names = _bound(st) if isinstance(st, _BINDING) else None
+                if not names:
+                    continue
+                used = set().union(*[n for j, other, n in uses if other is not st])
+                shares_line = any(o is not st and o.lineno <= st.end_lineno
+                                  and o.end_lineno >= st.lineno for o in tree.body)
+                if not names & used and not shares_line:
+                    victim = (i, st)
+                    break
+            if victim:
+                break
+        if victim is None:
+            return sources, dropped
+        i, st = victim
+        lines = sources[i].split("\n")
+        first, last = st.lineno - 1, st.end_lineno - 1
+        dropped.append((i, lines[first].strip()))
+        while first > 0 and lines[first - 1].lstrip().startswith("#"):
+            first -= 1
+        del lines[first:last + 1]
+        if 0 < first < len(lines) and not lines[first].strip() and not lines[first - 1].strip():
+            del lines[first]
+        while lines and not lines[0].strip():
+            del lines[0]
+        while lines and not lines[-1].strip():
+            del lines[-1]
+        sources[i] = "\n".join(lines)
+
+
 def _tags(cell: dict) -> list[str]:
     return list(cell.get("metadata", {}).get("tags", []))
 
@@ -238,9 +507,11 @@ def student_notebook(nb: dict, where: str = "") -> tuple[dict, Stats]:
     hidden = [c["cell_type"] == "code" and "remove-cell" in _tags(c)
               and bool(_HAS_ASSERT.search(_source(c))) for c in cells]
     # names that later kept code cells need from a hidden-assert cell
-    kept_code = [(i, _names(_source(c))) for i, c in enumerate(cells)
+    kept_code = [(i, _names(remove_expected(_source(c))[0])) for i, c in enumerate(cells)
                  if c["cell_type"] == "code" and not hidden[i] and "solution" not in _tags(c)]
     out: list[dict] = []
+    checked: set[int] = set()          # cells of `out` whose check calls lost expected=
+    origin: dict[int, int] = {}        # index in `out` -> index in the instructor notebook
     gated = False
     for i, cell in enumerate(cells):
         src, tags = _source(cell), _tags(cell)
@@ -290,11 +561,29 @@ def student_notebook(nb: dict, where: str = "") -> tuple[dict, Stats]:
                 stats.notes.append(f"{where} cell {i}: '# solution' line in a cell not tagged "
                                    "'answer' (rewritten anyway)")
             _set_source(cell, new)
+        new, n = remove_expected(_source(cell))
+        if n:
+            stats.expected_args += n
+            _set_source(cell, new)
+            checked.add(len(out))
+        origin[len(out)] = i
         cell["outputs"] = []
         cell["execution_count"] = None
         cell.get("metadata", {}).pop("execution", None)
         out.append(cell)
-    nb["cells"] = out
+    # statements of a check cell that only fed its expected= (helpers, tables, imports) and
+    # that nothing else in the student notebook uses
+    code_at = [k for k, c in enumerate(out) if c["cell_type"] == "code"]
+    srcs, dead = drop_dead_statements([_source(out[k]) for k in code_at],
+                                      {code_at.index(k) for k in checked})
+    for j, k in enumerate(code_at):
+        if srcs[j] != _source(out[k]):
+            _set_source(out[k], srcs[j])
+    for j, first in dead:
+        stats.dead_statements += 1
+        stats.notes.append(f"{where} cell {origin[code_at[j]]}: dropped `{first[:60]}` "
+                           "(used only by the check's expected=)")
+    nb["cells"] = [c for c in out if c["cell_type"] != "code" or _source(c).strip()]
     return nb, stats
 
 
@@ -324,6 +613,24 @@ def _copy_tree(src: Path, dst: Path) -> None:
                                                             "*.pyc"))
 
 
+def _imports(nb: dict) -> set[str]:
+    """Top-level module names imported by the code cells of a notebook."""
+    names: set[str] = set()
+    for cell in nb.get("cells", []):
+        if cell.get("cell_type") != "code":
+            continue
+        try:
+            tree = ast.parse(_source(cell))
+        except SyntaxError:
+            continue
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Import):
+                names |= {a.name.split(".")[0] for a in n.names}
+            elif isinstance(n, ast.ImportFrom) and n.module and not n.level:
+                names.add(n.module.split(".")[0])
+    return names
+
+
 def build(book: Path, out: Path, name: str = NAME, with_package: bool = True,
           zip_it: bool = True) -> tuple[Path, Stats]:
     """Write ``out/name/`` (and ``out/name.zip``); return (folder, stats)."""
@@ -333,6 +640,7 @@ def build(book: Path, out: Path, name: str = NAME, with_package: bool = True,
         shutil.rmtree(root)
     (root / "book").mkdir(parents=True)
     stats = Stats()
+    imported: set[str] = set()             # top-level modules the student notebooks import
     for path in sorted(book.rglob("*")):
         rel = path.relative_to(book)
         if (any(part in SKIP_DIRS for part in rel.parts[:-1]) or not path.is_file()
@@ -343,6 +651,7 @@ def build(book: Path, out: Path, name: str = NAME, with_package: bool = True,
             nb = json.loads(path.read_text(encoding="utf-8"))
             new, st = student_notebook(nb, where=rel.as_posix())
             stats.add(st)
+            imported |= _imports(new)
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(json.dumps(new, indent=1, ensure_ascii=False) + "\n",
                               encoding="utf-8")
@@ -356,6 +665,9 @@ def build(book: Path, out: Path, name: str = NAME, with_package: bool = True,
     for d in COPY_DIRS:
         if (book / d).is_dir():
             _copy_tree(book / d, root / "book" / d)
+    for mod in sorted(imported):            # the book's helper modules (accuracy_figs.py)
+        if (book / f"{mod}.py").is_file():
+            shutil.copy2(book / f"{mod}.py", root / "book" / f"{mod}.py")
     repo = book.resolve().parent
     if with_package and (repo / "amp").is_dir():
         _copy_tree(repo / "amp", root / "amp")
@@ -389,7 +701,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"student edition: {root} ({nbs} notebooks)")
     print(f"  removed: {st.solution_blocks} solution blocks, {st.solution_cells} solution "
           f"cells, {st.hidden_asserts} hidden checks; rewrote {st.answer_lines} answer lines; "
-          f"{st.hidden_asserts_kept_stripped} hidden checks kept without asserts")
+          f"{st.hidden_asserts_kept_stripped} hidden checks kept without asserts; removed "
+          f"{st.expected_args} expected= arguments of check calls (sealed in "
+          f"book/coursekit/answers.json) and {st.dead_statements} statements only they used")
     for note in st.notes:
         print(f"  note: {note}")
     if archive.is_file():
