@@ -88,3 +88,15 @@ def test_small_n_against_enumeration():
                      Plan("zsplit"), Plan("lattice", b=2, K=1)):
             lo, up = bracket(sb, mod, ev, plan, n, eps)
             assert lo <= exact * (1 + 1e-9) and exact <= up * (1 + 1e-9), plan
+
+
+def test_no_plan_within_the_table_limit_is_a_numerical_error():
+    """At very large n, large eps0 and small eps every plan can exceed the table limit: the
+    forced structured engine refuses with NumericalError (it raised a bare ValueError from
+    min() of no candidates; found by bench/audit_session14.py), and auto answers (cf)."""
+    import amp
+    mech, n = amp.HadamardResponse(4.6687998633711185), 6_541_333_584
+    with pytest.raises(amp.NumericalError, match="no evaluation plan"):
+        amp.delta(mech, n, 6e-4, method="structured")
+    r = amp.delta(mech, n, 6e-4)
+    assert 0 < r.lower <= r.upper < 1e-9

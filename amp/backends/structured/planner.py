@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 
+from amp.core.errors import NumericalError
 from amp.core.tails import bernstein_t
 from amp.backends.structured.evaluator import Evaluator
 from amp.backends.structured.lattice import lattice_cats
@@ -122,5 +123,11 @@ def choose_plan(mod: CountModel, ev: Evaluator, goal_rel: float, E_ref: float,
         ok = [c for c in cands if c[1] <= 0.5 * goal_abs and c[0] <= budget]
         if ok:
             return min(ok, key=lambda c: c[0])[2]
+    if not cands:
+        # every exact, zsplit and lattice plan needs more table points than MAX_TABLE_POINTS
+        # (very large n at large eps0 and small eps): refuse, never guess
+        raise NumericalError("the structured engine has no evaluation plan within its table "
+                             f"limit ({MAX_TABLE_POINTS:,} points) for this question; "
+                             "method='auto' or method='cf' answers it")
     return min(cands, key=lambda c: (c[1], c[0]))[2]
 
