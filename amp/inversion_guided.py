@@ -21,7 +21,8 @@ import math
 
 from amp.core.errors import NumericalError
 
-__all__ = ["PRECISE", "surely_bad", "bisect_root", "predict", "quadratic_root", "guided", "decidable", "slope"]
+__all__ = ["PRECISE", "surely_bad", "bisect_root", "predict", "quadratic_root", "guided",
+           "decidable", "slope"]
 
 #: Relative width of a delta bracket below which the guided steps go on.
 PRECISE = 3e-8

@@ -22,7 +22,8 @@ from typing import Literal, Mapping
 
 from amp.core.floats import fmt_outward
 
-__all__ = ["Bound", "Quantity", "NEIGHBOURING", "QUANTITIES", "SIDES", "flag_wider", "wider_or_raise"]
+__all__ = ["Bound", "Quantity", "NEIGHBOURING", "QUANTITIES", "SIDES", "flag_wider",
+           "wider_or_raise"]
 
 #: What was computed: ``delta(eps)``, ``eps(delta)`` or a local ``eps0`` for a target.
 Quantity = Literal["delta", "eps", "eps0"]
