@@ -96,7 +96,10 @@ def test_adaptive_points_are_used_and_fewer():
 @pytest.mark.parametrize("n, adaptive", [(30, False), (100, True)])
 def test_composed_delta_dominates_the_exact_composed_pair(n, adaptive, monkeypatch):
     """At n = 100 the chosen points pass their a posteriori check (only they are certified);
-    at n = 30 the normal estimate is poor and the uniform grid's points are added."""
+    at n = 30 the normal estimate is poor and the uniform grid's points are added. (The
+    chosen points alone: at these n the uniform grid is otherwise always added,
+    ``UNION_MAX_N``.)"""
+    monkeypatch.setattr(P, "UNION_MAX_N", 0)
     seen = []
     check = R.ComposableProfile._knots_suffice
     monkeypatch.setattr(R.ComposableProfile, "_knots_suffice",
@@ -129,7 +132,8 @@ def test_the_oracle_catches_a_curve_below_the_profile(monkeypatch):
     assert b.upper < oracle_delta(law, n, T, [1.0])[0]
 
 
-def test_any_knots_keep_both_ends():
+def test_any_knots_keep_both_ends(monkeypatch):
+    monkeypatch.setattr(P, "UNION_MAX_N", 0)                 # the given knots alone
     prof = R.ComposableProfile(MECH, N)
     step = prof.eps_cut / 80
     kmax = int(np.ceil(prof.eps_cut / step))
@@ -173,5 +177,33 @@ def test_chosen_points_are_at_least_as_tight_as_the_uniform_grid(mech, n, T, mon
     adaptive = amp.epsilon(mech, n, 1e-6, rounds=T)
     monkeypatch.setattr(R.ComposableProfile, "knots", lambda self, *a, **k: None)
     uniform = amp.epsilon(mech, n, 1e-6, rounds=T)
+    assert adaptive.lower == uniform.lower
+    assert adaptive.upper <= uniform.upper
+
+
+def test_cheap_rounds_certify_the_uniform_grid_beside_the_chosen_points(monkeypatch):
+    """At most UNION_MAX_N users per round every uniform grid point is certified as well, and
+    the a posteriori check is then not needed (nor called)."""
+    prof = R.ComposableProfile(MECH, N)
+    step = prof.eps_cut / (R.UPPER_CELLS * R.GRID_POINTS)
+    kn = prof.knots(step, R.GRID_POINTS, T, eps=1.0)
+    kmax = int(np.ceil(prof.eps_cut / step))
+    monkeypatch.setattr(R.ComposableProfile, "_knots_suffice",
+                        lambda self, *a: pytest.fail("check called"))
+    ks, _ = P.certify(prof, step, R.GRID_POINTS, kn)
+    assert set(P.uniform_knots(kmax, R.GRID_POINTS)) <= set(ks) and set(kn) <= set(ks)
+    monkeypatch.setattr(P, "UNION_MAX_N", N - 1)             # above it: the chosen ones only
+    ks2, _ = P.certify(prof, step, R.GRID_POINTS, kn, fallback=False)
+    assert set(ks2) == set(kn) | {0, kmax}
+
+
+def test_chosen_points_never_looser_than_uniform_where_they_once_were(monkeypatch):
+    """The case where the first-order choice alone was looser than the uniform grid (eps <=
+    1.59053 against 1.59049): with the uniform grid's points beside the chosen ones the upper
+    end is at most the uniform grid's."""
+    mech, n, T_ = amp.KRR(0.6, k=9), 300, 1000
+    adaptive = amp.epsilon(mech, n, 1e-8, rounds=T_, sampling=0.2)
+    monkeypatch.setattr(R.ComposableProfile, "knots", lambda self, *a, **k: None)
+    uniform = amp.epsilon(mech, n, 1e-8, rounds=T_, sampling=0.2)
     assert adaptive.lower == uniform.lower
     assert adaptive.upper <= uniform.upper
