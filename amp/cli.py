@@ -148,7 +148,8 @@ def build_parser() -> argparse.ArgumentParser:
                             "mechanism, eps0 and its keywords per row")
         s.add_argument("--joint", type=_positive_int("joint"), default=None,
                        help="J identical components, each with eps0/J (Section 6)")
-        s.add_argument("--n", type=_positive_int("n"), required=True, help="number of users")
+        s.add_argument("--n", type=_positive_int("n"), default=None,
+                       help="number of users (may be omitted for a population: its total)")
         if name != "eps0":
             s.add_argument("--eps0", type=_real("eps0"), help="local privacy level")
         if "eps" in needs:
@@ -366,6 +367,10 @@ def run(args: argparse.Namespace) -> dict:
     make = mechanism_factory(args)
     prog = _progress_printer(args)
     cmd = args.command
+    if args.n is None:
+        if args.mechanism.lower() != "population":
+            raise ParameterError("n is required (--n N)")
+        args.n = make(0.0).n                        # the population's number of users
     if cmd == "eps0":
         if args.mechanism.lower() in FILE_MECHANISMS:
             raise ParameterError("eps0 calibration needs a mechanism family; a matrix or a "

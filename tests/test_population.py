@@ -241,6 +241,28 @@ def test_cli_population_file(tmp_path, capsys):
         assert math.isclose(json.loads(capsys.readouterr().out)["value"], want, rel_tol=1e-9)
 
 
+def test_cli_population_n_defaults_to_its_users(tmp_path, capsys):
+    """--n may be omitted for a population (its total); a different --n is refused; any other
+    mechanism still needs --n (one line, exit 2)."""
+    import json
+    from amp.cli import main
+    (tmp_path / "p.csv").write_text("users,mechanism,eps0,k\n90,krr,1,10\n10,krr,4,10\n")
+    f = str(tmp_path / "p.csv")
+    out = {}
+    for cmd, q in (("epsilon", ["--delta", "1e-3"]), ("delta", ["--eps", "0.5"])):
+        for extra in ([], ["--n", "100"]):
+            code = main([cmd, "-m", "population", "--population", f, *q, *extra, "--json"])
+            assert code in (0, None)
+            out[cmd, len(extra)] = json.loads(capsys.readouterr().out)
+        assert out[cmd, 0]["value"] == out[cmd, 2]["value"] and out[cmd, 0]["n"] == 100
+    assert main(["epsilon", "-m", "population", "--population", f, "--n", "99",
+                 "--delta", "1e-3"]) == 2
+    assert "100" in capsys.readouterr().err
+    code = main(["epsilon", "-m", "krr", "--k", "10", "--eps0", "1", "--delta", "1e-3"])
+    err = capsys.readouterr().err
+    assert code == 2 and "n is required" in err and len(err.strip().splitlines()) == 1
+
+
 @pytest.mark.parametrize("text,msg", [
     ("users,mechanism,eps0,k\n90,krr,1,10\n-3,krr,4,10\n", "row 2"),
     ("users,mechanism,eps0,k\n90,krr,1,10\n10,nope,4,10\n", "row 2"),
