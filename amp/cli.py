@@ -367,10 +367,8 @@ def run(args: argparse.Namespace) -> dict:
     make = mechanism_factory(args)
     prog = _progress_printer(args)
     cmd = args.command
-    if args.n is None:
-        if args.mechanism.lower() != "population":
-            raise ParameterError("n is required (--n N)")
-        args.n = make(0.0).n                        # the population's number of users
+    if args.n is None and args.mechanism.lower() != "population":
+        raise ParameterError("n is required (--n N)")
     if cmd == "eps0":
         if args.mechanism.lower() in FILE_MECHANISMS:
             raise ParameterError("eps0 calibration needs a mechanism family; a matrix or a "
@@ -392,6 +390,8 @@ def run(args: argparse.Namespace) -> dict:
             raise ParameterError(f"eps0 comes from the {args.mechanism.lower()}; do not pass "
                                  "--eps0")
         mech = make(0.0)
+        if args.n is None:                          # a population: its number of users
+            args.n = mech.n
     bound = args.bound
     if bound in CORE_BOUNDS:
         kw = {} if args.rel_tol is None else {"rel_tol": args.rel_tol}

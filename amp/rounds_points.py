@@ -342,8 +342,7 @@ def certify(cp, step: float, points: int, knots: np.ndarray | None, fallback: bo
         ks = uniform_knots(kmax, points)
     else:
         ks = np.union1d(np.asarray(knots, dtype=np.int64), [0, kmax])
-        if getattr(getattr(cp, "round", None), "n", math.inf) <= UNION_MAX_N:
-            # cheap points: never looser than the uniform grid
+        if cp.round.n <= UNION_MAX_N:               # cheap points: never looser than uniform
             ks = np.union1d(ks, uniform_knots(kmax, points))
             fallback = False
         ks = ks[(ks >= 0) & (ks <= kmax)]
