@@ -220,3 +220,18 @@ def test_widget_draws_precomputed_without_computing(monkeypatch, _close):
     assert box.status.value.startswith("done in")
     box.controls["log10_n"].value = 4.5                          # not stored: computed
     assert "computed although precomputed" in box.status.value
+
+
+def test_curves_match_tolerates_last_bits_only():
+    from dataclasses import replace
+
+    from amp.viz.rounds import RoundsCurves, curves_match
+    a = RoundsCurves((1, 10), (0.27363748415253897, 0.9392031030094209), (0.27, 0.93),
+                     (1.0, 2.0), None, "10-RR", 1.0)
+    last_bits = replace(a, upper=(0.27363748415318884, 0.9392031029757079))   # seen across CPUs
+    assert curves_match(a, last_bits) and curves_match(a, a)
+    assert not curves_match(a, replace(a, upper=(0.2737, 0.9392031030094209)))
+    assert not curves_match(a, replace(a, clone=(1.0, 2.0)))        # None against numbers
+    assert not curves_match(a, replace(a, rounds=(1, 100)))
+    assert not curves_match(a, replace(a, sampling=0.1))
+    assert not curves_match(a, replace(a, per_round=(1.0,)))        # a missing entry

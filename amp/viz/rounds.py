@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import html
 import json
+import math
 import os
 import time
 from dataclasses import asdict, dataclass, replace
@@ -32,7 +33,7 @@ from amp.viz.style import new_axes, pyplot
 from amp.viz.limits import WIDGET_MEMORY, WIDGET_TIMEOUT, WidgetLimitError, run_limited
 from amp.viz.widgets import MECHANISMS, make_mechanism
 
-__all__ = ["RoundsCurves", "rounds_curves", "plot_rounds", "plot_delta_curves",
+__all__ = ["RoundsCurves", "rounds_curves", "curves_match", "plot_rounds", "plot_delta_curves",
            "plot_connect_the_dots", "WIDGET_LOG10_N", "WIDGET_ROUNDS", "WIDGET_TIMEOUT",
            "WIDGET_MEMORY", "WidgetLimitError", "check_widget_inputs", "run_limited",
            "widget_key", "curves_to_json", "curves_from_json", "load_stored_rounds",
@@ -78,6 +79,20 @@ def rounds_curves(mechanism: Mechanism, n: int, delta: float, rounds: Sequence[i
     q = f", q = {sampling:g}" if sampling < 1 else ""
     return RoundsCurves(Ts, tuple(r.upper for r in res), tuple(r.lower for r in res), per,
                         clone, f"{mechanism.describe()}, n = {n:,}{q}", sampling)
+
+
+def curves_match(a: RoundsCurves, b: RoundsCurves, rel_tol: float = 1e-8) -> bool:
+    """``a`` and ``b`` have the same rounds, label and sampling, and every number agrees to
+    ``rel_tol``: the check that stored curves are what the computation gives. Not bit for bit:
+    the last bits of the composed curves differ between processors (numpy's vector code paths),
+    by about 1e-10 relative."""
+    def close(x, y):
+        if x is None or y is None:
+            return x is None and y is None
+        return len(x) == len(y) and all(math.isclose(u, v, rel_tol=rel_tol) for u, v in zip(x, y))
+    return (a.rounds == b.rounds and a.label == b.label and a.sampling == b.sampling
+            and all(close(getattr(a, f), getattr(b, f))
+                    for f in ("upper", "lower", "per_round", "clone")))
 
 
 def curves_to_json(curves: RoundsCurves) -> dict:
