@@ -64,6 +64,9 @@ def notebooks_with_checks(book: Path = BOOK) -> list[Path]:
 def execute(path: Path, timeout: int) -> None:
     import nbclient
     import nbformat
+    sys.path.insert(0, str(BOOK / "_ext"))
+    import amp_kernel_guard     # a lost kernel_info reply: re-asked, one-line failure after 60 s
+    amp_kernel_guard.install(lambda: str(path))
     nb = nbformat.read(path, as_version=4)
     nbclient.NotebookClient(nb, timeout=timeout, kernel_name="python3",
                             resources={"metadata": {"path": str(path.parent)}}).execute()
