@@ -1,10 +1,14 @@
 # amp: library + Jupyter Book. All targets work offline except for PyPI, Debian apt and npm.
 #
 #   make book    venv + offline assets + full book build (warnings are errors) -> _build/html
-#   make test    THE test command (CI runs it via .ci/run): unit tests, doctests, clean install
-#                of the wheel, notebook tests (nbval), from-scratch book build, browser check
+#                (redone only when an input changed since the last build; make book-clean: always)
+#   make test    THE test command (CI runs `make book` then `make test` via .ci/run): the book
+#                (make book), unit tests, doctests, clean install of the wheel, notebook tests
+#                (nbval), browser checks of the site, of JupyterLab and of the live app
 #   make live    the interactive chapters as an app (Voila, live kernel, code hidden, offline)
 #                on http://127.0.0.1:$(LIVE_PORT)/ (own venv .venv-live; scripts/live/)
+#   make lab     the chapters in JupyterLab 4 (jupyterlab-myst, live widgets, offline) on
+#                http://127.0.0.1:$(LAB_PORT)/ (same venv .venv-live; make lab-venv: only the venv)
 #   make venv    only create/update .venv (idempotent; a stamp file makes it instant when done)
 #   make doctest the docstring examples of amp (the API reference pages)
 #   make wheel   build the library wheel into _build/dist; make install-check: install it alone
@@ -33,10 +37,10 @@ DATASETS  := book/data/vega/zipcodes.csv
 LIVE_PORT ?= 8866
 JB_FLAGS  ?= -W -n --keep-going --all
 
-.PHONY: help venv assets book book-clean test doctest wheel install-check live clean student pdf
+.PHONY: help venv lab-venv assets book book-clean test doctest wheel install-check live lab clean student pdf
 
 help:
-	@sed -n '3,17p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,20p' Makefile | sed 's/^# \{0,1\}//'
 
 # -------------------------------------------------------------------------- environment
 # Re-run when requirements or the package metadata change; otherwise the stamp makes it a no-op.
@@ -50,12 +54,16 @@ $(STAMP): requirements.txt pyproject.toml
 
 venv: $(STAMP)
 
+lab-venv: $(LIVE_STAMP)
+
 # The live app has its own venv: .venv stays exactly requirements.txt (the test environment,
 # which builds the app's notebooks without Voila: tests/test_live.py).
-$(LIVE_STAMP): requirements.txt requirements-live.txt pyproject.toml
+# The same venv serves `make lab` (JupyterLab 4 + jupyterlab-myst: requirements-lab.txt).
+$(LIVE_STAMP): requirements.txt requirements-live.txt requirements-lab.txt pyproject.toml
 	@test -x $(LIVE_BIN)/python || { echo ">> creating $(LIVE_VENV)"; $(PYTHON) -m venv $(LIVE_VENV); }
-	@echo ">> installing requirements.txt, requirements-live.txt and amp (editable) into $(LIVE_VENV)"
-	$(LIVE_BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt -r requirements-live.txt
+	@echo ">> installing requirements.txt, requirements-live.txt, requirements-lab.txt and amp (editable) into $(LIVE_VENV)"
+	$(LIVE_BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt \
+		-r requirements-live.txt -r requirements-lab.txt
 	$(LIVE_BIN)/python -m pip install --quiet --disable-pip-version-check -e .
 	$(LIVE_BIN)/python -m pip check
 	@touch $@
@@ -72,10 +80,23 @@ $(DATASETS): scripts/fetch_datasets.sh scripts/npm_fetch.sh
 assets: $(WIDGETS) $(DATASETS)
 
 # -------------------------------------------------------------------------- book
-book: $(STAMP) $(WIDGETS) $(DATASETS)
+# Every build is a full one (--all, every notebook executed: execute_notebooks force). It is
+# redone when any input changed since the last successful build (the book, the package, the
+# scripts the chapters read, the configuration, the pins), so `make test` right after `make book`
+# tests the site just built instead of building it twice; `make book-clean` forces a rebuild.
+BOOK_INPUTS := $(wildcard $(shell { git ls-files --cached --others --exclude-standard -- book amp \
+	scripts _config.yml _toc.yml requirements.txt pyproject.toml 2>/dev/null || \
+	find book amp scripts -type f; } | grep -v '^book/data/vega/'))
+BOOK_STAMP := _build/html/.amp-book-built
+
+$(BOOK_STAMP): $(STAMP) $(WIDGETS) $(DATASETS) $(BOOK_INPUTS)
 	@echo ">> building the book: jupyter-book build . $(JB_FLAGS)"
 	env -u MPLBACKEND $(BIN)/jupyter-book build . $(JB_FLAGS)
+	@touch $@
 	@echo ">> book: $(CURDIR)/_build/html/index.html"
+
+book: $(BOOK_STAMP)
+	@echo ">> the site in _build/html is built from the current sources"
 
 # From scratch: no execution cache, no doctrees, no stale pages.
 book-clean: $(STAMP) $(WIDGETS) $(DATASETS)
@@ -110,6 +131,19 @@ live: $(LIVE_STAMP) $(DATASETS)
 		--show_tracebacks=False --theme=light --Voila.mathjax_url=null \
 		--Voila.mathjax_config=null --MappingKernelManager.cull_interval=60 \
 		--MappingKernelManager.cull_idle_timeout=600
+
+# -------------------------------------------------------------------------- lab
+# The chapters in JupyterLab 4 with jupyterlab-myst (exercises, proofs, figures and references
+# rendered as on the site) and live widgets; offline: no news, no update check, and JupyterLab's
+# MathJax is its own; no extension manager querying PyPI. The server listens on 127.0.0.1 only and prints its URL with a token.
+# tests/test_lab.py drives the same command in Chromium (a step of `make test`).
+LAB_PORT ?= 8888
+lab: $(LIVE_STAMP) $(DATASETS)
+	@echo ">> JupyterLab on http://127.0.0.1:$(LAB_PORT)/ (the URL with its token follows; Ctrl-C to stop)"
+	cd book && ../$(LIVE_BIN)/python -m jupyterlab --no-browser --ServerApp.ip=127.0.0.1 \
+		--ServerApp.port=$(LAB_PORT) --ServerApp.port_retries=0 --LabApp.news_url=None \
+		--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate \
+		--LabApp.extension_manager=readonly $(if $(filter 0,$(shell id -u)),--allow-root)
 
 # -------------------------------------------------------------------------- course kit
 # The student edition: the repository's notebooks are the instructor edition; this writes them

@@ -598,11 +598,13 @@ or no answer yet.
 Install once, from this folder (Python 3.10 or later):
 
     python3 -m venv .venv && . .venv/bin/activate
-    pip install '.[book,rounds]' jupyterlab
+    pip install -r requirements.txt -r requirements-lab.txt && pip install -e .
 
-then open the notebooks with the kernel started in `book/`:
+(the book's pinned set: JupyterLab 4 with jupyterlab-myst, so that exercises, proofs and
+figures render as on the book's site, and ipywidgets for the live figures), then open the
+notebooks with the kernel started in `book/`, on this machine only:
 
-    cd book && jupyter lab
+    cd book && jupyter lab --ServerApp.ip=127.0.0.1
 
 The exercises' solutions are in the instructor edition (the book's repository).
 """
@@ -671,7 +673,7 @@ def build(book: Path, out: Path, name: str = NAME, with_package: bool = True,
     repo = book.resolve().parent
     if with_package and (repo / "amp").is_dir():
         _copy_tree(repo / "amp", root / "amp")
-        for f in ("pyproject.toml", "requirements.txt"):
+        for f in ("pyproject.toml", "requirements.txt", "requirements-lab.txt"):
             if (repo / f).is_file():
                 shutil.copy2(repo / f, root / f)
     (root / "README.md").write_text(README.format(title="Privacy amplification by shuffling"),
