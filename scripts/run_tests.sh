@@ -1,20 +1,26 @@
 #!/usr/bin/env bash
-# The body of `make test` (the project's one test command; .ci/run runs `make test`).
+# The body of `make test` (the project's one test command; .ci/run runs `make book`, then this).
 #
 # Steps, in this order (each one timed; a failing step does not hide the others, except that the
-# browser check needs the build):
+# browser checks need what they check):
 #   1. env      .venv from requirements.txt + `pip install -e .` (stamp: instant when done),
 #               ipywidgets loader for the offline site (make venv assets)
-#   2. chromium Debian chromium for the browser check (apt-get install, only if missing)
-#   3. unit     pytest tests (pyproject addopts: -m 'not slow'); the browser test is left to step 8
-#   4. doctest  pytest --doctest-modules amp (the examples of every docstring, i.e. of the book's
+#   2. chromium Debian chromium for the browser checks (apt-get install, only if missing)
+#   3. book     `make book`: a full build (-W, every notebook executed) unless the site in
+#               _build/html was built from the current sources (as right after `make book`)
+#   4. unit     pytest tests (pyproject addopts: -m 'not slow'), with the site required
+#               (AMP_REQUIRE_SITE=1: tests of the built pages fail rather than skip without it)
+#   5. doctest  pytest --doctest-modules amp (the examples of every docstring, i.e. of the book's
 #               API reference)
-#   5. install  scripts/check_install.sh: build the wheel, install it alone into a fresh venv
+#   6. install  scripts/check_install.sh: build the wheel, install it alone into a fresh venv
 #               (numpy + scipy only), `amp --version` and one CLI answer; prints the install time
-#   6. nbval    pytest --nbval-lax book/ (every notebook runs top to bottom; "no notebooks" is ok)
-#   7. book     from scratch: rm -rf _build; jupyter-book build . -W -n --keep-going --all
-#   8. browser  pytest tests/test_browser.py against _build/html (AMP_REQUIRE_SITE=1: a missing
-#               site or browser fails)
+#   7. nbval    pytest --nbval-lax book/ (every notebook runs top to bottom; a cell over 300 s
+#               fails; nbval bounds the kernel_info wait itself)
+#   8. browser  pytest tests/test_browser.py against _build/html
+#   9. lab      `make lab-venv` (.venv-live: JupyterLab 4, jupyterlab-myst, Voila), then
+#               tests/test_lab.py: chapter 1 and a student chapter run in JupyterLab in Chromium
+#  10. live     the live app (Voila) served on a free port and checked by scripts/live/check.py
+#               at 1280 and 390 px (tests/test_live.py::test_live_server_offline_and_clean)
 # Logs: artifacts/logs/<step>.log; screenshots: artifacts/screenshots/.
 set -euo pipefail
 
@@ -73,7 +79,8 @@ ensure_chromium() {
 
 unit_tests() {
   local rc=0
-  "$BIN/python" -m pytest tests --ignore=tests/test_browser.py -p no:cacheprovider || rc=$?
+  "$BIN/python" -m pytest tests --ignore=tests/test_browser.py --ignore=tests/test_lab.py \
+    -p no:cacheprovider || rc=$?
   if [[ $rc -eq 5 ]]; then
     echo "WARNING: no unit tests collected under tests/ (pytest exit 5)"
     return 0
@@ -88,7 +95,8 @@ doctests() {
 
 nbval_book() {
   local rc=0
-  AMP_CHECK_STRICT=1 "$BIN/python" -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider book/ || rc=$?
+  AMP_CHECK_STRICT=1 "$BIN/python" -m pytest --nbval-lax --nbval-current-env \
+    --nbval-cell-timeout=300 -p no:cacheprovider book/ || rc=$?
   if [[ $rc -eq 5 ]]; then
     echo "nbval: no notebooks under book/ (pytest exit 5), nothing to check"
     return 0
@@ -96,23 +104,39 @@ nbval_book() {
   return $rc
 }
 
+SITE="$ROOT/_build/html"
+SHOTS="$ROOT/artifacts/screenshots"
+
 run_step env make --no-print-directory venv assets
 if last_ok; then
   run_step chromium ensure_chromium
-  run_step unit unit_tests
+  run_step book make --no-print-directory book
+  SITE_OK=0; last_ok && SITE_OK=1
+  run_step unit env AMP_REQUIRE_SITE=1 AMP_SITE_DIR="$SITE" unit_tests
   run_step doctest doctests
   run_step install scripts/check_install.sh
   run_step nbval nbval_book
-  run_step book make --no-print-directory book-clean
-  if last_ok; then
-    run_step browser env AMP_REQUIRE_SITE=1 AMP_SITE_DIR="$ROOT/_build/html" \
-      AMP_SCREENSHOT_DIR="$ROOT/artifacts/screenshots" \
+  if [[ $SITE_OK -eq 1 ]]; then
+    run_step browser env AMP_REQUIRE_SITE=1 AMP_SITE_DIR="$SITE" AMP_SCREENSHOT_DIR="$SHOTS" \
       "$BIN/python" -m pytest tests/test_browser.py -p no:cacheprovider -v
   else
     skip_step browser "the book did not build"
   fi
+  run_step lab-env make --no-print-directory lab-venv
+  if last_ok; then
+    run_step lab env AMP_REQUIRE_LAB=1 AMP_SCREENSHOT_DIR="$SHOTS" \
+      "$BIN/python" -m pytest tests/test_lab.py -p no:cacheprovider -v
+    run_step live env AMP_REQUIRE_LIVE=1 AMP_SCREENSHOT_DIR="$SHOTS" \
+      "$BIN/python" -m pytest tests/test_live.py -m slow -k test_live_server_offline_and_clean \
+      -p no:cacheprovider -v
+  else
+    skip_step lab "no interactive venv"
+    skip_step live "no interactive venv"
+  fi
 else
-  for s in chromium unit doctest install nbval book browser; do skip_step "$s" "no environment"; done
+  for s in chromium book unit doctest install nbval browser lab-env lab live; do
+    skip_step "$s" "no environment"
+  done
 fi
 
 TOTAL=$(( $(date +%s) - T0 ))
