@@ -1,0 +1,47 @@
+"""Issue 36 (reviewer findings, "Errors"): each wrong statement, once fixed, stays fixed.
+
+Numbers the prose quotes are held by hidden assert cells in the notebooks (run by nbval);
+this file holds the wording: a test fails if the wrong statement comes back, and, where a
+number can be recomputed cheaply, checks the number the text now quotes against ``amp``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import amp
+
+BOOK = Path(__file__).resolve().parent.parent / "book"
+
+
+def _cells(name: str) -> list[dict]:
+    return json.loads((BOOK / name).read_text(encoding="utf-8"))["cells"]
+
+
+def _cell(name: str, cell_id: str) -> str:
+    found = [c for c in _cells(name) if c.get("id") == cell_id]
+    assert len(found) == 1, f"{name}: no single cell {cell_id}"
+    return "".join(found[0]["source"])
+
+
+def _markdown(name: str) -> str:
+    return "\n".join("".join(c["source"]) for c in _cells(name) if c["cell_type"] == "markdown")
+
+
+def _flat(text: str) -> str:
+    """Prose with its line breaks folded, so that a phrase split over two lines still matches."""
+    return re.sub(r"\s+", " ", text)
+
+
+# ----------------------------------------------------------- 1. ch14, solution of Exercise 14.6
+def test_ch14_square_wave_blanket_mass_is_quoted_right():
+    solution = _flat(_cell("14_numeric_populations.ipynb", "c14-lap-08"))
+    gamma = amp.SquareWave(4.0).gamma
+    assert round(gamma, 3) == 0.245
+    assert "0.154" not in solution
+    assert r"square wave's ($\approx 0.245$)" in solution
+    hidden = _cell("14_numeric_populations.ipynb", "c14-lap-09")
+    assert "round(sw4.gamma, 3) == 0.245" in hidden      # the hidden cell checks the number
+
