@@ -45,3 +45,14 @@ def test_ch14_square_wave_blanket_mass_is_quoted_right():
     hidden = _cell("14_numeric_populations.ipynb", "c14-lap-09")
     assert "round(sw4.gamma, 3) == 0.245" in hidden      # the hidden cell checks the number
 
+
+# -------------------------------------------------- 2. ch13, step 1: the blanket is gamma omega
+def test_lab_writes_the_blanket_as_gamma_omega():
+    step1 = _flat(_cell("13_lab.ipynb", "lab-02"))
+    md = _flat(_markdown("13_lab.ipynb"))
+    # the normalised omega of every other chapter, never the unnormalised minimum
+    assert not re.search(r"(?<!\\gamma\\,)\\omega\(y\) = \\min_x", md)
+    assert r"\gamma\,\omega(y) = \min_x \mathcal{R}(x)(y)" in step1
+    assert r"{\gamma\,\omega(y)}" in step1                      # the GPARV's denominator
+    assert r"with probability $\gamma\,\omega(y)$" in step1
+    assert r"$\gamma\,\omega(y) = 1/D$" in _flat(_cell("13_lab.ipynb", "lab-08"))
