@@ -56,3 +56,29 @@ def test_lab_writes_the_blanket_as_gamma_omega():
     assert r"{\gamma\,\omega(y)}" in step1                      # the GPARV's denominator
     assert r"with probability $\gamma\,\omega(y)$" in step1
     assert r"$\gamma\,\omega(y) = 1/D$" in _flat(_cell("13_lab.ipynb", "lab-08"))
+
+
+# ------------------------------------------------ 4. Algorithm 4 is an upper bound, not exact
+def test_algorithm_4_is_never_called_exact():
+    from amp.viz import hierarchy
+
+    blanket_box = hierarchy.HIERARCHY["blanket"][0]
+    assert "exactly" not in blanket_box and "Algorithm 4 (§5.2)" in blanket_box
+    assert "bounds it above" in blanket_box
+    conclusion = _flat(_cell("09_conclusion_appendices.ipynb", "c09-02"))
+    assert "computes exactly" not in conclusion and "an FFT computes" not in conclusion
+    assert "returns an upper bound" in conclusion and "certified bracket" in conclusion
+    summary = _flat(_cell("09_conclusion_appendices.ipynb", "c09-38"))
+    assert "can be computed exactly" not in summary
+    assert "computes it exactly (Section 5" not in _flat(_markdown("03_existing_techniques.ipynb"))
+    preface = _flat((BOOK / "intro.md").read_text(encoding="utf-8"))
+    assert "computes its bound exactly" not in preface and "upper bound" in preface
+
+
+def test_conclusion_quotes_the_errors_chapter_5_checks():
+    """Chapter 9 quotes Algorithm 4's relative errors (1.7% to 12.6%) from Chapter 5, whose
+    hidden cell computes them; the two must agree."""
+    conclusion = _flat(_cell("09_conclusion_appendices.ipynb", "c09-02"))
+    assert r"($1.7\%$ to $12.6\%$ too high in Chapter 5's example)" in conclusion
+    hidden = _cell("05_new_algorithm.ipynb", "e1a16c20")
+    assert "[round(100 * r, 1) for r in rel_err] == [1.7, 5.3, 12.6]" in hidden
