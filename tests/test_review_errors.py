@@ -82,3 +82,42 @@ def test_conclusion_quotes_the_errors_chapter_5_checks():
     assert r"($1.7\%$ to $12.6\%$ too high in Chapter 5's example)" in conclusion
     hidden = _cell("05_new_algorithm.ipynb", "e1a16c20")
     assert "[round(100 * r, 1) for r in rel_err] == [1.7, 5.3, 12.6]" in hidden
+
+
+# ------------------------------------------------------------------------------- the glossary
+def _glossary() -> dict[str, str]:
+    """The glossary's entries: term -> its text, folded to one line."""
+    text = (BOOK / "glossary.md").read_text(encoding="utf-8")
+    body = text.split("```{glossary}", 1)[1].rsplit("```", 1)[0]
+    entries, term = {}, None
+    for line in body.splitlines():
+        if line and not line.startswith(" "):
+            term = line.strip()
+            entries[term] = ""
+        elif term is not None:
+            entries[term] += " " + line.strip()
+    return {t: _flat(v).strip() for t, v in entries.items()}
+
+
+def test_a_clone_is_a_fresh_draw_not_a_copy():
+    """6. Glossary and chapter 3: a clone is a fresh draw from R(x1^0) or R(x1^1), each with
+    probability e^-eps0 / 2, not a copy of the first user's report."""
+    entry = _glossary()["standard clone"]
+    assert 'is a copy ("clone")' not in entry
+    assert r"a fresh draw from $\mathcal{R}(x_1^0)$ or from $\mathcal{R}(x_1^1)$" in entry
+    assert r"each with probability $e^{-\varepsilon_0}/2$" in entry
+    summary = _flat(_cell("03_existing_techniques.ipynb", "c03-sum"))
+    assert "is a clone of the first" not in summary
+    assert r"a fresh draw from $\mathcal{R}(x_1^0)$ or from $\mathcal{R}(x_1^1)$" in summary
+    assert r"probability $e^{-\varepsilon_0}/2$" in summary
+    goals = _flat(_cell("03_existing_techniques.ipynb", "c03-00"))
+    assert "like a copy of the first user" not in goals and "fresh draw" in goals
+
+
+def test_glossary_defines_left_over():
+    glossary = _glossary()
+    assert list(glossary) == sorted(glossary, key=str.lower)         # alphabetical order
+    assert "left-over" in glossary
+    assert "03_existing_techniques" in glossary["left-over"]
+    # the chapters link the new entries where the terms are taught
+    assert "{term}`left-over`" in _cell("03_existing_techniques.ipynb", "c03-02")
