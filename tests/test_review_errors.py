@@ -99,6 +99,17 @@ def _glossary() -> dict[str, str]:
     return {t: _flat(v).strip() for t, v in entries.items()}
 
 
+def test_glossary_frequency_oracle_and_table_1():
+    """5. OLH is not a row of Table 1, and Table 1 lists GPARV laws, not blankets."""
+    entry = _glossary()["frequency oracle"]
+    assert "Their blankets are listed in Table 1" not in entry
+    assert "law of the GPARV" in entry and "all of them but OLH" in entry
+    # Table 1's rows in chapter 5: k-RR, BLH, RAPPOR, OUE, HR (no OLH)
+    table = _cell("05_new_algorithm.ipynb", "c05-14")
+    rows = re.findall(r"^\| (\S+) \|", table, re.M)
+    assert rows == ["mechanism", "$k$-RR", "BLH", "RAPPOR", "OUE", "HR"], rows
+
+
 def test_a_clone_is_a_fresh_draw_not_a_copy():
     """6. Glossary and chapter 3: a clone is a fresh draw from R(x1^0) or R(x1^1), each with
     probability e^-eps0 / 2, not a copy of the first user's report."""
@@ -114,10 +125,20 @@ def test_a_clone_is_a_fresh_draw_not_a_copy():
     assert "like a copy of the first user" not in goals and "fresh draw" in goals
 
 
-def test_glossary_defines_left_over():
+def test_hockey_stick_entry_takes_the_maximum_over_pairs_and_directions():
+    entry = _glossary()["hockey-stick divergence"]
+    assert "it is the $\\delta$ of" not in entry
+    assert "every pair of neighbouring datasets" in entry and "in both orders" in entry
+    assert "maximum of the divergence over the pairs and the two directions" in entry
+
+
+def test_glossary_defines_left_over_and_convex_order():
     glossary = _glossary()
     assert list(glossary) == sorted(glossary, key=str.lower)         # alphabetical order
-    assert "left-over" in glossary
+    assert "left-over" in glossary and "convex order" in glossary
+    assert r"\leq_{cx}" in glossary["convex order"]
+    assert "14_numeric_populations" in glossary["convex order"]
     assert "03_existing_techniques" in glossary["left-over"]
     # the chapters link the new entries where the terms are taught
     assert "{term}`left-over`" in _cell("03_existing_techniques.ipynb", "c03-02")
+    assert "{term}`convex order`" in _cell("14_numeric_populations.ipynb", "c14-09")
