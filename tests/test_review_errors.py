@@ -142,3 +142,17 @@ def test_glossary_defines_left_over_and_convex_order():
     # the chapters link the new entries where the terms are taught
     assert "{term}`left-over`" in _cell("03_existing_techniques.ipynb", "c03-02")
     assert "{term}`convex order`" in _cell("14_numeric_populations.ipynb", "c14-09")
+
+
+# --------------------------------------------------- 7. ch1: Koskela et al.'s bounds are not tight
+def test_koskela_is_not_called_tight():
+    intro = _flat(_markdown("01_introduction.ipynb"))
+    assert not re.search(r"computed tight bounds|tight bounds numerically", intro)
+    m = re.search(r"Koskela et al\. \{cite\}`koskela2021tight`(.*?)\. A ", intro)
+    assert m and "understate the privacy loss" in m.group(1)
+    assert "09_conclusion_appendices" in m.group(1)
+    # chapter 9 shows it: the independent law's conditional divergence is the smaller one
+    appendix = _flat(_markdown("09_conclusion_appendices.ipynb"))
+    assert "independence assumption *understates* the privacy loss" in appendix
+    hidden = _cell("09_conclusion_appendices.ipynb", "c09-04")          # its hidden check
+    assert "report.conditional[ind] < report.conditional[dep]" in hidden
