@@ -156,3 +156,21 @@ def test_koskela_is_not_called_tight():
     assert "independence assumption *understates* the privacy loss" in appendix
     hidden = _cell("09_conclusion_appendices.ipynb", "c09-04")          # its hidden check
     assert "report.conditional[ind] < report.conditional[dep]" in hidden
+
+
+# ------------------------------------------------------------------------ ch11: two wordings
+def test_ch11_year_of_rounds_quotes_the_certified_digits():
+    """Exercise 11.3: amp's bracket for T = 365 is [1.8927, 1.8937]: "about 1.8" was one digit
+    short and rounded the wrong way; the hidden cell checks both ends round to 1.89."""
+    solution = _flat(_cell("11_many_rounds.ipynb", "ex-11-3-sol"))
+    assert r"\approx 1.8$" not in solution
+    assert r"$\varepsilon \approx 1.89$" in solution and r"$\varepsilon \approx 0.55$" in solution
+    hidden = _cell("11_many_rounds.ipynb", "aad53e35")
+    assert "round(year.lower, 2) == round(year.upper, 2) == 1.89" in hidden
+    assert "round(year_q.lower, 2) == round(year_q.upper, 2) == 0.55" in hidden
+
+
+def test_ch11_the_dominating_pair_is_the_books_construction():
+    text = _flat(_cell("11_many_rounds.ipynb", "rounds-thm4-pair"))
+    assert "comes with an explicit dominating pair" not in text
+    assert "The paper states no dominating pair" in text
