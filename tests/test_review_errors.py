@@ -174,3 +174,22 @@ def test_ch11_the_dominating_pair_is_the_books_construction():
     text = _flat(_cell("11_many_rounds.ipynb", "rounds-thm4-pair"))
     assert "comes with an explicit dominating pair" not in text
     assert "The paper states no dominating pair" in text
+
+
+# ------------------------------------------------------- ch3.3: "twice as many clones", measured
+def test_twice_as_many_clones_matches_the_ratio():
+    """The stronger clone's clone probability over the standard clone's, 2e/(e + 1) with
+    e = e^eps0, is 1.46 at eps0 = 1: "about twice for eps0 > 1" overstated it."""
+    import math
+
+    ratio = {e0: 2 * math.exp(e0) / (math.exp(e0) + 1) for e0 in (1.0, 2.0, 3.0)}
+    assert [round(ratio[e0], 2) for e0 in (1.0, 2.0)] == [1.46, 1.76] and ratio[3.0] > 1.9
+    claim = _flat(_cell("03b_stronger_clone.ipynb", "c03-30"))
+    assert r"for $\varepsilon_0 > 1$" not in claim
+    assert r"$1.46$ at $\varepsilon_0 = 1$, $1.76$ at $\varepsilon_0 = 2$" in claim
+    assert "round(clone_ratio(1.0), 2) == 1.46" in _cell("03b_stronger_clone.ipynb", "c03b-twice")
+    for name in ("03b_stronger_clone.ipynb", "03_existing_techniques.ipynb"):
+        md = _flat(_markdown(name))
+        for m in re.finditer("twice as many clones", md):   # "up to", or quoted to be qualified
+            before = md[:m.start()]
+            assert before.endswith(("up to ", '"', '"about ')), (name, md[m.start() - 60:m.end()])
