@@ -205,3 +205,98 @@ def test_exercise_5_2_separates_the_crude_bound_from_the_actual_error():
     assert "far smaller than the crude bound" in _flat(actual)
     hidden = _cell("05_new_algorithm.ipynb", "e1a16c20")
     assert "round(crude[0], 2) == 0.58 and round(math.log10(crude[2])) == 6" in hidden
+
+
+# ---------------------------------------------- 3. front matter: chapters 10 to 14 have a place
+CHAPTERS = sorted(p.stem for p in BOOK.glob("[0-9][0-9]*_*.ipynb"))
+
+
+def _number(stem: str) -> str:
+    """'03b_stronger_clone' -> '3.3', '14_numeric_populations' -> '14'."""
+    head = stem.split("_", 1)[0]
+    return f"{int(head[:-1])}.3" if head.endswith("b") else str(int(head))
+
+
+def _minutes(text: str) -> int:
+    """'40 min' -> 40, '1 h' -> 60, '1 h 45 (...)' -> 105, '30 min to read; ...' -> 30."""
+    m = re.match(r"\s*(?:(\d+) h)?\s*(?:(\d+)(?: min)?)?", text)
+    assert m and (m.group(1) or m.group(2)), text
+    return 60 * int(m.group(1) or 0) + int(m.group(2) or 0)
+
+
+def _teaching_words(stem: str) -> int:
+    """Words of a chapter's markdown, exercises and solutions left out."""
+    words = 0
+    for cell in _cells(f"{stem}.ipynb"):
+        if cell["cell_type"] == "markdown":
+            text = re.sub(r"```\{(?:exercise|solution)\}.*?\n```", " ", "".join(cell["source"]),
+                          flags=re.S)
+            words += len(text.split())
+    return words
+
+
+def _how_to_read() -> str:
+    return (BOOK / "00_how_to_read.md").read_text(encoding="utf-8")
+
+
+def _chapter_times() -> dict[str, int]:
+    """The per-chapter reading times of 00_how_to_read.md: stem -> minutes."""
+    rows = re.findall(r"^\| [\d.]+ \{doc\}`(\w+)`[^|]*\| ([^|]+) \|$", _how_to_read(), re.M)
+    return {stem: _minutes(time) for stem, time in rows}
+
+
+def test_preface_no_longer_says_every_chapter_follows_the_paper():
+    preface = _flat((BOOK / "intro.md").read_text(encoding="utf-8"))
+    assert "A last chapter is a calculator" not in preface
+    assert "Each chapter follows one section of the paper" not in preface
+    assert "Chapters 1 to 9 follow" in preface and "chapters 10 to 14 go beyond the paper" in preface
+    for stem in CHAPTERS:
+        if int(_number(stem).split(".")[0]) >= 10:
+            assert f"{{doc}}`{stem}`" in preface, stem
+
+
+def test_how_to_read_covers_chapters_11_to_14():
+    text = _how_to_read()
+    assert "Numerics (for Chapter 5 only)" not in text
+    assert "**Numerics (for Chapters 5, 11 and 13):**" in text
+    paths = text.split("## Reading paths", 1)[1].split("Reading time per chapter", 1)[0]
+    for stem in ("11_many_rounds", "12_accuracy", "13_lab", "14_numeric_populations"):
+        assert f"{{doc}}`{stem}`" in paths, f"no reading path reaches {stem}"
+    times = _chapter_times()
+    assert sorted(times) == CHAPTERS                      # one time for every chapter, 1 to 14
+
+
+def test_reading_times_follow_the_word_counts():
+    """The times were set at roughly 50 words of teaching text a minute (35 for the chapters
+    with most code, 60 for the lightest); every chapter's time stays in that band."""
+    times = _chapter_times()
+    assert times
+    for stem, minutes in times.items():
+        rate = _teaching_words(stem) / minutes
+        assert 30 <= rate <= 65, f"{stem}: {minutes} min for {_teaching_words(stem)} words"
+
+
+def test_syllabus_gives_every_chapter_a_slot():
+    text = (BOOK / "syllabus.md").read_text(encoding="utf-8")
+    lectures = re.split(r"^### Lecture \d+: ", text, flags=re.M)[1:]
+    assert len(lectures) == 6
+    read = [re.search(r"\*\*Read before:\*\*(.*?)\n\n", lec, re.S).group(1) for lec in lectures]
+    slots = [set(re.findall(r"\{doc\}`(\d\w+)`", r)) for r in read]
+    assert set().union(*slots) | {"03b_stronger_clone"} == set(CHAPTERS)
+    assert all(len(s) <= 3 for s in slots), slots             # no lecture asks for five chapters
+    project = text.split("**The project.**", 1)[1].split("\n## ", 1)[0]
+    assert "{doc}`13_lab`" in project and "{doc}`14_numeric_populations`" in project
+    # every exercise the syllabus sets exists
+    labels = {m for stem in CHAPTERS for m in re.findall(r"^:label: (ex-\S+)",
+                                                         _markdown(f"{stem}.ipynb"), re.M)}
+    refs = re.findall(r"\{ref\}`(ex-[^`]+)`", text)
+    assert refs and set(refs) <= labels, set(refs) - labels
+    # the overview's reading times of whole chapters add up the times of 00_how_to_read
+    times = _chapter_times()
+    overview = dict(re.findall(r"^\| (\d)\. [^|]+\| [^|]+\| ([^|]+) \|$", text, re.M))
+    whole = {"1": ["01_introduction", "02_preliminaries"],
+             "2": ["03_existing_techniques", "03b_stronger_clone"],
+             "3": ["04_general_clone", "08_beyond_general_clone"],
+             "5": ["06_joint_composition", "07_experiments", "09_conclusion_appendices"]}
+    for lecture, stems in whole.items():
+        assert _minutes(overview[lecture]) == sum(times[s] for s in stems), lecture
