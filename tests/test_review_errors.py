@@ -300,3 +300,23 @@ def test_syllabus_gives_every_chapter_a_slot():
              "5": ["06_joint_composition", "07_experiments", "09_conclusion_appendices"]}
     for lecture, stems in whole.items():
         assert _minutes(overview[lecture]) == sum(times[s] for s in stems), lecture
+
+
+def test_lab_line_counts_agree_with_the_code_and_the_syllabus():
+    """The lab's solution code is counted (code lines, comments aside); the lab and the
+    syllabus quote the same counts."""
+    def code_lines(cell_id):
+        src = _cell("13_lab.ipynb", cell_id)
+        return sum(1 for ln in src.splitlines() if ln.strip() and not ln.strip().startswith("#"))
+
+    gparv, algorithm = code_lines("lab-06"), code_lines("lab-12")
+    assert (gparv, algorithm) == (6, 11)
+    lab = _flat(_markdown("13_lab.ipynb"))
+    assert "about twenty lines" not in lab and "about ten lines" not in lab
+    assert ("in seventeen lines of numpy (six for the GPARV of $k$-RR, eleven for the algorithm)"
+            in lab)
+    assert "The folded code cell above: eleven lines, comments aside." in lab
+    assert "The plain Algorithm 4 fits in eleven lines" in lab
+    syllabus = _flat((BOOK / "syllabus.md").read_text(encoding="utf-8"))
+    assert "a few dozen lines of numpy" not in syllabus
+    assert "the plain Algorithm 4 in eleven lines of numpy" in syllabus
