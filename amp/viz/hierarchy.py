@@ -31,7 +31,7 @@ HIERARCHY: dict[str, tuple[str, tuple[float, float], str]] = {
                  (0.40, 0.93), "exact"),
     "blanket": ("privacy blanket  $(P^B_0, P^B_1)$: itself a general clone\n"
                 "decomposition (Theorem 4, §4.3), the best one;\n"
-                "computed exactly by Algorithm 4 (§5.2)", (0.40, 0.70), "bound"),
+                "Algorithm 4 (§5.2) bounds it above; amp brackets it", (0.40, 0.70), "bound"),
     "general": ("every general clone decomposition  $(P^{GC}_0, P^{GC}_1)$  (§4.1)",
                 (0.36, 0.26), "frame"),
     "clone": ("standard clone  $(P^C_0, P^C_1)$\n(§3.1, Feldman et al. 2021)",
