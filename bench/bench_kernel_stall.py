@@ -114,7 +114,7 @@ def summary(recs: list[dict], margin: float) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--python", action="append", required=True,
+    ap.add_argument("--python", action="append", default=[],
                     help="a Python with nbclient and ipykernel (repeat to compare environments)")
     ap.add_argument("--rounds", type=int, default=1, help="executions of each chapter per python")
     ap.add_argument("--minutes", type=float, default=float("inf"), help="stop after this long")
@@ -124,7 +124,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--log", type=Path, default=ROOT / "artifacts" / "kernel_stall.jsonl")
     ap.add_argument("--out", type=Path, help="append the summary table here")
     ap.add_argument("--seed", type=int, default=33)
+    ap.add_argument("--summarize", type=Path, metavar="LOG",
+                    help="only print (and append to --out) the table of an existing log")
     args = ap.parse_args(argv)
+    if args.summarize:
+        recs = [json.loads(line) for line in args.summarize.read_text().splitlines() if line]
+        table = summary(recs, args.stall)
+        print(table)
+        if args.out:
+            with args.out.open("a") as f:
+                f.write(f"\n## {args.summarize.name} ({len(recs)} executions)\n\n{table}\n")
+        return 0
 
     nbs = [p for p in chapters() if not args.only or p.name in args.only]
     rng = random.Random(args.seed)
