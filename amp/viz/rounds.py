@@ -81,11 +81,12 @@ def rounds_curves(mechanism: Mechanism, n: int, delta: float, rounds: Sequence[i
                         clone, f"{mechanism.describe()}, n = {n:,}{q}", sampling)
 
 
-def curves_match(a: RoundsCurves, b: RoundsCurves, rel_tol: float = 1e-8) -> bool:
+def curves_match(a: RoundsCurves, b: RoundsCurves, rel_tol: float = 1e-6) -> bool:
     """``a`` and ``b`` have the same rounds, label and sampling, and every number agrees to
     ``rel_tol``: the check that stored curves are what the computation gives. Not bit for bit:
-    the last bits of the composed curves differ between processors (numpy's vector code paths),
-    by about 1e-10 relative."""
+    the composed curves differ between processors (numpy's vector code paths) by about 1e-9
+    relative, and the composed clone baseline, a search with its own tolerance, by 3e-8
+    (chapter 11's curves, AMD EPYC against the machine that stored them)."""
     def close(x, y):
         if x is None or y is None:
             return x is None and y is None
