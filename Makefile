@@ -190,12 +190,13 @@ pdf: $(STAMP) $(WIDGETS) $(DATASETS)
 # autograded/ are kept (source/ and release/ are rewritten). Offline. nbgrader runs alembic (the
 # gradebook's migrations) from PATH: the venv's bin comes first.
 assignments: $(GRADE_STAMP)
+	@test -n "$(strip $(COURSE_DIR))" || { echo "COURSE_DIR is empty"; exit 2; }
 	mkdir -p $(COURSE_DIR)
 	rm -rf $(COURSE_DIR)/source
 	cp -R assignments/source $(COURSE_DIR)/source
 	cp assignments/nbgrader_config.py $(COURSE_DIR)/nbgrader_config.py
-	cd $(COURSE_DIR) && export PATH="$(abspath $(GRADE_BIN)):$$PATH" && for ps in $$(ls source); do \
-		nbgrader generate_assignment "$$ps" --force --log-level=WARN; done
+	cd $(COURSE_DIR) && PATH="$(abspath $(GRADE_BIN)):$$PATH" \
+		nbgrader generate_assignment "*" --force --log-level=WARN
 	@echo ">> course directory: $(abspath $(COURSE_DIR)) (release/ holds the student versions)"
 
 clean:
