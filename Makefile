@@ -18,6 +18,8 @@
 #   make student the student edition (no solutions, no hidden checks) -> _build/student/ + zip
 #   make pdf     the whole book as one PDF (single-page HTML build printed by Chromium)
 #                -> _build/pdf/amp-book.pdf
+#   make assignments  the graded problem sets as an nbgrader course directory (own venv
+#                .venv-grade; make grade-venv: only the venv) -> _build/assignments
 
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
@@ -35,12 +37,17 @@ LIVE_DIR  := _build/live
 WIDGETS   := book/_static/widgets/embed.js
 DATASETS  := book/data/vega/zipcodes.csv
 LIVE_PORT ?= 8866
+GRADE_VENV ?= .venv-grade
+GRADE_BIN := $(GRADE_VENV)/bin
+GRADE_STAMP := $(GRADE_VENV)/.amp-grade-installed
+COURSE_DIR ?= _build/assignments
 JB_FLAGS  ?= -W -n --keep-going --all
 
-.PHONY: help venv lab-venv assets book book-clean test doctest wheel install-check live lab clean student pdf
+.PHONY: help venv lab-venv grade-venv assets book book-clean test doctest wheel install-check live lab clean \
+	student pdf assignments
 
 help:
-	@sed -n '3,20p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,22p' Makefile | sed 's/^# \{0,1\}//'
 
 # -------------------------------------------------------------------------- environment
 # Re-run when requirements or the package metadata change; otherwise the stamp makes it a no-op.
@@ -67,6 +74,18 @@ $(LIVE_STAMP): requirements.txt requirements-live.txt requirements-lab.txt pypro
 	$(LIVE_BIN)/python -m pip install --quiet --disable-pip-version-check -e .
 	$(LIVE_BIN)/python -m pip check
 	@touch $@
+
+# nbgrader has its own venv too (it brings JupyterLab 4 and Notebook 7): requirements-grade.txt
+# (requirements.txt and nbgrader's pins). Used by `make assignments` and tests/test_assignments.py.
+$(GRADE_STAMP): requirements.txt requirements-grade.txt pyproject.toml
+	@test -x $(GRADE_BIN)/python || { echo ">> creating $(GRADE_VENV)"; $(PYTHON) -m venv $(GRADE_VENV); }
+	@echo ">> installing requirements-grade.txt (with requirements.txt) and amp (editable) into $(GRADE_VENV)"
+	$(GRADE_BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements-grade.txt
+	$(GRADE_BIN)/python -m pip install --quiet --disable-pip-version-check -e .
+	$(GRADE_BIN)/python -m pip check
+	@touch $@
+
+grade-venv: $(GRADE_STAMP)
 
 # -------------------------------------------------------------------------- offline assets
 $(WIDGETS): scripts/fetch_widgets.sh scripts/npm_fetch.sh
@@ -163,6 +182,22 @@ answers: $(STAMP) $(DATASETS)
 # repacks the file with object streams (58 MB -> ~9 MB; tests/test_pdf.py checks the size).
 pdf: $(STAMP) $(WIDGETS) $(DATASETS)
 	env -u MPLBACKEND $(BIN)/python scripts/build_pdf.py --out _build/pdf
+
+# The graded problem sets (issue 36): assignments/source/<ps>/<ps>.ipynb are the instructor's
+# notebooks (solutions between nbgrader's markers, hidden tests, rubrics); this writes the nbgrader
+# course directory $(COURSE_DIR) (nbgrader_config.py, source/, release/ = the student versions,
+# gradebook.db) by nbgrader's own generate_assignment. An existing gradebook, submitted/ and
+# autograded/ are kept (source/ and release/ are rewritten). Offline. nbgrader runs alembic (the
+# gradebook's migrations) from PATH: the venv's bin comes first.
+assignments: $(GRADE_STAMP)
+	@test -n "$(strip $(COURSE_DIR))" || { echo "COURSE_DIR is empty"; exit 2; }
+	mkdir -p $(COURSE_DIR)
+	rm -rf $(COURSE_DIR)/source
+	cp -R assignments/source $(COURSE_DIR)/source
+	cp assignments/nbgrader_config.py $(COURSE_DIR)/nbgrader_config.py
+	cd $(COURSE_DIR) && PATH="$(abspath $(GRADE_BIN)):$$PATH" \
+		nbgrader generate_assignment "*" --force --log-level=WARN
+	@echo ">> course directory: $(abspath $(COURSE_DIR)) (release/ holds the student versions)"
 
 clean:
 	rm -rf _build artifacts
