@@ -190,13 +190,17 @@ class Bound:
 
     def __str__(self) -> str:
         """One line: the quantity, the value on its safe side, the bracket and the source,
-        e.g. ``eps <= 0.380495 [0.380487, 0.380495], Theorem 4 (§5.1), structured``, each
+        e.g. ``eps <= 0.380495 [0.380487, 0.380495], Theorem 4 (§5.1), structured`` (after
+        ``rounds > 1``: ``..., composition of 100 rounds of Theorem 4 (§5.1), ...``), each
         number rounded outward to 6 digits (:func:`amp.core.floats.fmt_outward`)."""
         rel = "<=" if self.side == "upper" else ">="
         if self.quantity == "eps0":
             rel = "<="          # the largest certified-safe eps0: use at most this
         source = {"upper": "Theorem 4 (§5.1)", "lower": "Theorem 5 (§5.3)"}.get(self.bound,
                                                                               self.bound)
+        rounds = self.details.get("rounds", 1)       # a composed answer (amp.rounds) says so
+        if isinstance(rounds, int) and rounds > 1:
+            source = f"composition of {rounds} rounds of {source}"
         if self.quantity == "eps0":
             source = f"calibrated with {source}"
         flag = "" if self.certified else ", NOT certified"
