@@ -201,7 +201,8 @@ def delta(mechanism: Mechanism, n: int, eps: float | Iterable[float], *, bound: 
     ex = check_executor(executor)
     if bound in BASELINES:
         return baseline_answer("delta", bound, mechanism, n, eps_, tol, method, T, q, report)
-    pop = population_answer("delta", mechanism, n, eps_, bound, method, T, q, tol, report)
+    pop = population_answer("delta", mechanism, n, eps_, bound, method, T, q, tol, report,
+                            strict)
     if pop is not None:
         return pop
     if T > 1:

@@ -411,15 +411,24 @@ def _delta_task(prof: PrivacyProfile, rel_tol: float, executor, progress, strict
     """One ``delta(eps)`` of ``prof``, reported; a bracket the backends certified only wider
     than ``rel_tol`` (they accept one at the atoms' floating-point floor) flagged or refused
     (:func:`amp.core.result.held_or_raise`, as ``eps`` brackets are)."""
-    r = prof._delta_one(eps, rel_tol, executor)
-    r = held_or_raise(r, rel_tol, strict, f"delta at eps={eps:g}",
-                      f"rel_tol={rel_tol:g} cannot be certified (the floating-point floor "
-                      "of the atoms or the backend's own accuracy); certified bracket "
-                      f"[{r.lower:.12g}, {r.upper:.12g}], relative width {r.rel_width:.3g}",
-                      abs_tol=DEFAULT_ABS_TOL, stacklevel=4)
+    r = delta_as_asked(prof._delta_one(eps, rel_tol, executor), rel_tol, strict,
+                       stacklevel=4)       # the caller of amp.delta
     if progress is not None:
         progress(f"delta(eps={eps:.6g}) in [{r.lower:.4g}, {r.upper:.4g}]")
     return r
+
+
+def delta_as_asked(r: Bound, rel_tol: float, strict: bool, stacklevel: int = 2) -> Bound:
+    """``r``, a certified ``delta`` bracket, as :func:`amp.delta` returns it: flagged or,
+    ``strict``, refused when wider than ``rel_tol`` (the backends accept one at the atoms'
+    floating-point floor) unless wholly below ``1e-16`` (:func:`amp.core.result.held_or_raise`,
+    the rule of ``eps`` brackets). ``stacklevel`` 1 points the warning at the caller."""
+    eps = r.inputs.get("eps", float("nan"))
+    return held_or_raise(r, rel_tol, strict, f"delta at eps={eps:g}",
+                         f"rel_tol={rel_tol:g} cannot be certified (the floating-point floor "
+                         "of the atoms or the backend's own accuracy); certified bracket "
+                         f"[{r.lower:.12g}, {r.upper:.12g}], relative width {r.rel_width:.3g}",
+                         abs_tol=DEFAULT_ABS_TOL, stacklevel=stacklevel + 1)
 
 
 def _epsilon_task(prof: PrivacyProfile, rel_tol: float, executor, progress, strict: bool,

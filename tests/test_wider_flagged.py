@@ -136,3 +136,19 @@ def test_cli_delta_notes_a_wider_bracket(capsys):
     assert rc == 0
     assert '"wider_than_asked": true' in out.out
     assert out.err.count("\n") == 1 and "wider than asked" in out.err
+
+
+def test_population_delta_flags_a_wider_bracket():
+    """The same rule on a population's paths (the common-blanket baseline and the
+    Poisson-binomial bound): flagged, or refused with ``strict=True``."""
+    pop = amp.Population([(90, amp.KRR(1.0, k=10)), (10, amp.KRR(4.0, k=10))])
+    for method in ("auto", "poisson-binomial"):
+        with pytest.warns(amp.AccuracyWarning, match="wider than asked"):
+            r = amp.delta(pop, pop.n, 0.5, method=method, rel_tol=1e-13)
+        assert r.wider_than_asked and r.achieved_rel_tol > 1e-13
+        with pytest.raises(amp.NumericalError, match="rel_tol=1e-13"):
+            amp.delta(pop, pop.n, 0.5, method=method, rel_tol=1e-13, strict=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", amp.AccuracyWarning)
+            ok = amp.delta(pop, pop.n, 0.5, method=method, strict=True)
+        assert not ok.wider_than_asked and ok.lower <= r.upper and r.lower <= ok.upper
