@@ -103,7 +103,8 @@ def profile(mechanism: Mechanism, n: int, *, bound: str = "upper",
 def delta(mechanism: Mechanism, n: int, eps: float | Iterable[float], *, bound: str = "upper",
           rel_tol: float | None = None, method: str = "auto", rounds: int = 1,
           sampling: float = 1.0, executor: object = None,
-          progress: Progress | bool | None = None) -> Bound | list[Bound]:
+          progress: Progress | bool | None = None,
+          strict: bool = False) -> Bound | list[Bound]:
     """Certified ``delta(eps)`` of ``mechanism`` shuffled among ``n`` users.
 
     ``bound="upper"``: Theorem 4's blanket bound (the optimal general clone decomposition,
@@ -128,9 +129,12 @@ def delta(mechanism: Mechanism, n: int, eps: float | Iterable[float], *, bound: 
         (:data:`BOUND_CHOICES`; the stronger clone is NOT a valid bound and warns).
     rel_tol : float, optional
         Largest relative width ``(upper - lower) / upper`` of each bracket; default ``2e-3``
-        (one round). Where the width is not set by ``rel_tol`` (``rounds > 1``: fixed by the
-        composition; a baseline: its own accuracy), a given ``rel_tol`` is checked and a
-        wider bracket raises :class:`ParameterError` saying the width reached.
+        (one round). A bracket with ``upper <= 1e-16`` (a ``delta`` far below any
+        practical target, e.g. ``[0, 8e-24]``) is an answer whatever its relative width; one
+        that cannot be certified to ``rel_tol`` (the atoms' floating-point floor) is flagged
+        or refused, see ``strict``. Where the width is not set by ``rel_tol`` (``rounds > 1``:
+        fixed by the composition; a baseline: its own accuracy), a given ``rel_tol`` is
+        checked and a wider bracket raises :class:`ParameterError` saying the width reached.
     method : {"auto", "structured", "cf", "fft", "exact", "poisson-binomial"}, default "auto"
         The backend; ``"auto"`` picks and reports it in ``Bound.method`` (one round of
         ``"upper"``/``"lower"`` only; elsewhere anything but ``"auto"`` is refused).
@@ -155,6 +159,11 @@ def delta(mechanism: Mechanism, n: int, eps: float | Iterable[float], *, bound: 
         composition per ``eps``) nor by a baseline (vectorised over ``eps``).
     progress : callable or True, optional
         Called with one line per ``eps`` answered (``True``: lines on stderr).
+    strict : bool, default False
+        As in :func:`epsilon`: when ``rel_tol`` cannot be certified (e.g. ``rel_tol=1e-13``,
+        below the floating-point floor of the atoms): ``False`` returns the valid bracket
+        held, flagged (``wider_than_asked``, ``achieved_rel_tol``, an
+        :class:`amp.AccuracyWarning`); ``True`` raises :class:`NumericalError` instead.
 
     Returns
     -------
@@ -192,7 +201,8 @@ def delta(mechanism: Mechanism, n: int, eps: float | Iterable[float], *, bound: 
     ex = check_executor(executor)
     if bound in BASELINES:
         return baseline_answer("delta", bound, mechanism, n, eps_, tol, method, T, q, report)
-    pop = population_answer("delta", mechanism, n, eps_, bound, method, T, q, tol, report)
+    pop = population_answer("delta", mechanism, n, eps_, bound, method, T, q, tol, report,
+                            strict)
     if pop is not None:
         return pop
     if T > 1:
@@ -205,7 +215,8 @@ def delta(mechanism: Mechanism, n: int, eps: float | Iterable[float], *, bound: 
         return [one(e) for e in eps_] if isinstance(eps_, list) else one(eps_)
     prof = PrivacyProfile(_sampled(mechanism, q), n, bound=bound, method=method,
                           eps_hint=None if isinstance(eps_, list) else eps_, executor=ex)
-    return prof.delta(eps_, rel_tol=DEFAULT_REL_TOL if tol is None else tol, progress=report)
+    return prof.delta(eps_, rel_tol=DEFAULT_REL_TOL if tol is None else tol, progress=report,
+                      strict=strict)
 
 
 def epsilon(mechanism: Mechanism, n: int, delta: float | Iterable[float], *,

@@ -397,16 +397,16 @@ def run(args: argparse.Namespace) -> dict:
         kw = {} if args.rel_tol is None else {"rel_tol": args.rel_tol}
         kw.update(rounds=args.rounds, sampling=args.sampling)
         with _pool(args.workers) as pool:
-            if cmd == "delta":
-                res = B.delta(mech, args.n, args.eps, bound=bound, method=args.method,
-                              executor=pool, **kw)
-            else:
-                with warnings.catch_warnings():     # said once, as the note below
-                    warnings.simplefilter("ignore", AccuracyWarning)
+            with warnings.catch_warnings():         # said once, as the note below
+                warnings.simplefilter("ignore", AccuracyWarning)
+                if cmd == "delta":
+                    res = B.delta(mech, args.n, args.eps, bound=bound, method=args.method,
+                                  executor=pool, **kw)
+                else:
                     res = B.epsilon(mech, args.n, args.delta, bound=bound, progress=prog,
                                     method=args.method, executor=pool, **kw)
-                if getattr(res, "wider_than_asked", False):
-                    print(f"amp: note: {res.details['wider_note']}", file=sys.stderr)
+            if getattr(res, "wider_than_asked", False):
+                print(f"amp: note: {res.details['wider_note']}", file=sys.stderr)
         return {**res.as_dict(), "rounds": args.rounds, "sampling": args.sampling}
     if args.workers not in (None, 1):
         raise ParameterError(f"--workers applies to --bound upper|lower only, not {show(bound)}")

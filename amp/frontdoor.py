@@ -81,12 +81,16 @@ def baseline_answer(kind: str, name: str, mechanism: Mechanism, n: int, x, rel_t
 
 def population_answer(kind: str, mechanism: Mechanism, n: int, x, bound: str, method: str,
                       T: int, q: float, rel_tol: float | None,
-                      progress: Progress | None) -> Bound | list[Bound] | None:
+                      progress: Progress | None, strict: bool = False
+                      ) -> Bound | list[Bound] | None:
     """``amp.delta`` / ``amp.epsilon`` of a fixed :class:`~amp.mechanisms.mixture.Population`
     answered by :mod:`amp.backends.poisson_binomial` (``method="poisson-binomial"``, or any
     ``rounds > 1``: composed from its baseline or Poisson-binomial points), else ``None``
-    (the caller answers). ``x`` is one ``eps`` (``kind="delta"``) or ``delta``, or a list."""
+    (the caller answers). ``x`` is one ``eps`` (``kind="delta"``) or ``delta``, or a list.
+    ``strict``: a one-round ``delta`` bracket wider than ``rel_tol`` as :func:`amp.delta`
+    treats one (:func:`amp.privacy_profile.delta_as_asked`)."""
     from amp.backends import poisson_binomial as PB
+    from amp.privacy_profile import delta_as_asked
     if method != PB.METHOD and (T == 1 or not PB.is_population(mechanism)):
         return None
     pop = PB.front_door_population(mechanism, n, bound)
@@ -99,8 +103,9 @@ def population_answer(kind: str, mechanism: Mechanism, n: int, x, bound: str, me
             return report_line(progress, width_ok(b, rel_tol, f"with rounds={T}", ROUNDS_WHY))
         one_round = PB.sampled_population(pop, q)
         if kind == "delta":
-            return report_line(progress, PB.population_delta(
-                one_round, v, rel_tol=2e-3 if rel_tol is None else rel_tol))
+            tol = 2e-3 if rel_tol is None else rel_tol
+            return report_line(progress, delta_as_asked(
+                PB.population_delta(one_round, v, rel_tol=tol), tol, strict, stacklevel=4))
         return PB.population_epsilon(one_round, v, rel_tol=1e-3 if rel_tol is None else rel_tol,
                                      progress=progress)
     return [one(v) for v in x] if isinstance(x, list) else one(x)

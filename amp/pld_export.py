@@ -36,7 +36,8 @@ neighboring_relation=NeighboringRelation.REPLACE_ONE)``).
 The single-round eps from the export is the connect-the-dots value, slightly above
 ``amp.epsilon``'s (which inverts Theorem 4 directly): the chords between grid points lie above
 the convex curve. At 10-RR, ``eps0 = 4``, ``n = 10^4``, ``delta = 1e-6`` the export gives
-0.38090 and ``amp.epsilon`` 0.380495 with the exact value in ``[0.380487, 0.380495]``: both are
+0.38088 (0.38089 at the round's own coarser step ``eps_m / (8 points)``, about ``0.0011``)
+and ``amp.epsilon`` 0.380495 with the exact value in ``[0.380487, 0.380495]``: both are
 valid upper bounds, ``amp.epsilon`` the tighter one; raise ``points`` to close the gap.
 
 Optimistic (``pessimistic=False``; the lower side). The PLD of the explicit Theorem 5 dataset
@@ -57,11 +58,17 @@ from amp.core import validate as V
 from amp.core.errors import ParameterError
 from amp.mechanisms.base import Mechanism
 
-__all__ = ["to_pld", "float_allowance", "MAX_LENGTH", "DELTA_MAX"]
+__all__ = ["to_pld", "float_allowance", "MAX_LENGTH", "DELTA_MAX", "DEFAULT_STEP"]
 
+#: Default loss grid step of a pessimistic export: dp-accounting's own default
+#: (``value_discretization_interval=1e-4`` of ``from_gaussian_mechanism``,
+#: ``from_laplace_mechanism``, ...), so an export composes with its PLDs as they come
+#: (dp-accounting composes only PLDs with the same step). A finer step than the round's own
+#: ``eps_m / (8 points)`` only brings the connect-the-dots curve closer to Theorem 4's.
+DEFAULT_STEP = 1e-4
 #: Default longest FFT (grid points of a composed pmf, after dp-accounting's tail truncation)
 #: whose floating-point error the allowance covers: 2^20 (100 self-compositions of a default
-#: export of 10-RR at n = 10^4 use 16,062; a Gaussian PLD at step 1e-4, a few 10^4).
+#: export of 10-RR at n = 10^4 use about 160,000; a Gaussian PLD at step 1e-4, a few 10^4).
 MAX_LENGTH = 2 ** 20
 #: Largest delta at which the allowance also covers the rounding of the final evaluation.
 DELTA_MAX = 0.01
@@ -102,16 +109,19 @@ def to_pld(mechanism: Mechanism, n: int, *, sampling: float = 1.0, pessimistic: 
         ``True``: the upper side (dominating pair); ``False``: the lower side (Theorem 5 pair).
     value_discretization_interval : float, optional
         The loss grid step. dp-accounting composes only PLDs with the same step and direction:
-        pass the step of the PLDs to compose with (``from_gaussian_mechanism``'s default is
-        ``1e-4``). Default: ``eps_m / (8 points)`` (pessimistic, ``eps_m`` where Theorem 4's
-        bound falls below ``1e-25``), or a step losing at most about ``1e-3`` in eps over 100
-        self-compositions (optimistic).
+        the pessimistic default is dp-accounting's own default, ``1e-4``
+        (:data:`DEFAULT_STEP`), so the export composes with ``from_gaussian_mechanism(...)``
+        and the like as they come; pass another step to match PLDs built with one (a coarser
+        step, e.g. ``1e-3``, gives shorter pmfs and a slightly larger, still valid, eps). The
+        optimistic default is a step losing at most about ``1e-3`` in eps over 100
+        self-compositions (its PLD composes only with itself).
     points : int, default 120
         Certified grid points on each side of ``eps = 0`` (pessimistic; more: closer to
         Theorem 4's curve).
     max_length : int, default 2**20
         Longest composed pmf (grid points) whose floating-point error the allowance covers;
-        raise it for longer compositions (the allowance grows like ``sqrt(max_length)``).
+        raise it for longer compositions (the allowance grows like ``sqrt(max_length)``). A
+        round whose own pmf is longer (a fine step over a wide loss range) is refused.
 
     Returns
     -------
@@ -121,24 +131,32 @@ def to_pld(mechanism: Mechanism, n: int, *, sampling: float = 1.0, pessimistic: 
     Raises
     ------
     ParameterError
-        For a bad argument.
+        For a bad argument, or a pessimistic pmf longer than ``max_length`` (the allowance
+        would not cover a single composition step of it).
 
     Examples
     --------
     Ten shuffled rounds (10-RR, ``eps0 = 4``, ``n = 1000``), then a Gaussian count (noise
-    ``sigma = 10``, replace-one), composed in dp-accounting:
+    ``sigma = 10``, replace-one), composed in dp-accounting (both at the default step
+    ``1e-4``):
 
     >>> import amp
     >>> from dp_accounting import NeighboringRelation
     >>> from dp_accounting.pld import privacy_loss_distribution as pld
-    >>> step = 1e-3                               # shared by both PLDs
-    >>> one = amp.to_pld(amp.KRR(4.0, k=10), 1_000,
-    ...                  value_discretization_interval=step)
+    >>> one = amp.to_pld(amp.KRR(4.0, k=10), 1_000)
     >>> g = pld.from_gaussian_mechanism(
-    ...     10.0, value_discretization_interval=step,
-    ...     neighboring_relation=NeighboringRelation.REPLACE_ONE)
+    ...     10.0, neighboring_relation=NeighboringRelation.REPLACE_ONE)
     >>> both = one.self_compose(10).compose(g)
     >>> round(both.get_epsilon_for_delta(1e-6), 2)
+    4.87
+
+    A step of ``1e-3`` on both sides gives shorter pmfs (the same eps to 2 digits here):
+
+    >>> coarse = amp.to_pld(amp.KRR(4.0, k=10), 1_000, value_discretization_interval=1e-3)
+    >>> g3 = pld.from_gaussian_mechanism(
+    ...     10.0, value_discretization_interval=1e-3,
+    ...     neighboring_relation=NeighboringRelation.REPLACE_ONE)
+    >>> round(coarse.self_compose(10).compose(g3).get_epsilon_for_delta(1e-6), 2)
     4.87
     """
     if not isinstance(pessimistic, bool):
@@ -151,8 +169,16 @@ def to_pld(mechanism: Mechanism, n: int, *, sampling: float = 1.0, pessimistic: 
     if not pessimistic:
         step = step or R._lower_step([prof], 100)
         return A.wrap(prof.lower_pmfs(step)[0])
-    step = step or prof.eps_cut / (R.UPPER_CELLS * points)
+    step = step or DEFAULT_STEP
     pmf = prof.upper_pmf(step, points, sparse=True)
-    mixed = A.dense_pmf(step, A.lower_index(pmf), A.probs(pmf) * (1 - a),
+    probs = A.probs(pmf)
+    if len(probs) > max_length:
+        raise ParameterError(
+            f"the round's pmf has {len(probs)} grid points at value_discretization_interval="
+            f"{step:g}, more than max_length={max_length}: the floating-point allowance would "
+            f"not cover composing it; pass a coarser value_discretization_interval (e.g. "
+            f"{prof.eps_cut / (R.UPPER_CELLS * points):.3g}, the round's own) or a larger "
+            "max_length")
+    mixed = A.dense_pmf(step, A.lower_index(pmf), probs * (1 - a),
                         A.infinity_mass(pmf) * (1 - a) + a, True)
     return A.wrap(mixed)

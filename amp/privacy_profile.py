@@ -30,10 +30,10 @@ import numpy as np
 from amp.core.validate import show
 from amp.core import validate as V
 from amp.core.errors import NumericalError, ParameterError
-from amp.core.result import Bound, flag_wider
+from amp.core.result import Bound, flag_wider, held_or_raise
 from amp.core.tails import chernoff_upper
 from amp.core.floats import U
-from amp.backends.dispatch import DEFAULT_REL_TOL, METHODS, LawDelta
+from amp.backends.dispatch import DEFAULT_ABS_TOL, DEFAULT_REL_TOL, METHODS, LawDelta
 from amp.mechanisms.gparv import GPARV
 from amp.mechanisms.joint import JointMechanism
 from amp.backends.continuous import make_curve
@@ -282,20 +282,26 @@ class PrivacyProfile:
         return self.mechanism.describe()
 
     def delta(self, eps: float | Iterable[float], *, rel_tol: float | None = None,
-              progress: object = None, executor: object = None) -> Bound | list[Bound]:
+              progress: object = None, executor: object = None,
+              strict: bool = False) -> Bound | list[Bound]:
         """Certified ``delta(eps)`` (the maximum over the profile's laws).
 
         A scalar ``eps`` gives one :class:`~amp.core.result.Bound` (``value``: its upper end
         for ``bound="upper"``, its lower end for ``bound="lower"``); a sequence gives a list.
         ``rel_tol`` (default: the profile's, else ``2e-3``) is the largest relative width of
-        each bracket; ``progress`` (a callable or ``True``) gets one line per ``eps``;
-        ``executor`` (default: the profile's) runs a matrix's pair refinements.
+        each bracket, unless ``upper <= 1e-16`` (a ``delta`` far below any practical
+        target, e.g. ``[0, 8e-24]``); ``progress`` (a callable or ``True``) gets one line per
+        ``eps``; ``executor`` (default: the profile's) runs a matrix's pair refinements.
+        ``strict`` as in :meth:`epsilon`: a bracket that cannot be certified to ``rel_tol``
+        (the atoms' floating-point floor, e.g. ``rel_tol=1e-13``) comes back flagged
+        (``Bound.wider_than_asked``, ``achieved_rel_tol``, an :class:`amp.AccuracyWarning`),
+        or with ``strict=True`` raises :class:`NumericalError`.
         """
         eps_ = V.values("eps", eps, check_eps)
         rel_tol = check_rel_tol(self._rel_tol(rel_tol, DEFAULT_REL_TOL))
         report = self._progress(progress)
         ex = self.executor if executor is None else check_executor(executor)
-        one = partial(_delta_task, self, rel_tol, ex, report)
+        one = partial(_delta_task, self, rel_tol, ex, report, bool(strict))
         return [one(e) for e in eps_] if isinstance(eps_, list) else one(eps_)
 
     def epsilon(self, delta: float | Iterable[float], *, rel_tol: float | None = None,
@@ -400,12 +406,29 @@ def check_rel_tol(value: object, name: str = "rel_tol") -> float:
     return V.positive_float(name, value, upper=0.5)
 
 
-def _delta_task(prof: PrivacyProfile, rel_tol: float, executor, progress, eps: float) -> Bound:
-    """One ``delta(eps)`` of ``prof``, reported."""
-    r = prof._delta_one(eps, rel_tol, executor)
+def _delta_task(prof: PrivacyProfile, rel_tol: float, executor, progress, strict: bool,
+                eps: float) -> Bound:
+    """One ``delta(eps)`` of ``prof``, reported; a bracket the backends certified only wider
+    than ``rel_tol`` (they accept one at the atoms' floating-point floor) flagged or refused
+    (:func:`amp.core.result.held_or_raise`, as ``eps`` brackets are)."""
+    r = delta_as_asked(prof._delta_one(eps, rel_tol, executor), rel_tol, strict,
+                       stacklevel=4)       # the caller of amp.delta
     if progress is not None:
         progress(f"delta(eps={eps:.6g}) in [{r.lower:.4g}, {r.upper:.4g}]")
     return r
+
+
+def delta_as_asked(r: Bound, rel_tol: float, strict: bool, stacklevel: int = 2) -> Bound:
+    """``r``, a certified ``delta`` bracket, as :func:`amp.delta` returns it: flagged or,
+    ``strict``, refused when wider than ``rel_tol`` (the backends accept one at the atoms'
+    floating-point floor) unless wholly below ``1e-16`` (:func:`amp.core.result.held_or_raise`,
+    the rule of ``eps`` brackets). ``stacklevel`` 1 points the warning at the caller."""
+    eps = r.inputs.get("eps", float("nan"))
+    return held_or_raise(r, rel_tol, strict, f"delta at eps={eps:g}",
+                         f"rel_tol={rel_tol:g} cannot be certified (the floating-point floor "
+                         "of the atoms or the backend's own accuracy); certified bracket "
+                         f"[{r.lower:.12g}, {r.upper:.12g}], relative width {r.rel_width:.3g}",
+                         abs_tol=DEFAULT_ABS_TOL, stacklevel=stacklevel + 1)
 
 
 def _epsilon_task(prof: PrivacyProfile, rel_tol: float, executor, progress, strict: bool,

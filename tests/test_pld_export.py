@@ -159,3 +159,68 @@ def test_other_mechanisms_one_round(mech):
     lo = amp.to_pld(mech, 2_000, pessimistic=False).get_epsilon_for_delta(DELTA)
     assert r.lower <= up <= r.upper * (1 + 3e-3)
     assert lo <= r.upper
+
+
+# ------------------------------------------------------------------ issue 34, seam 5
+def test_default_step_composes_with_dp_accountings_default():
+    """The export's default step is dp-accounting's own (1e-4): the issue's composition with a
+    subsampled Gaussian built with its defaults works as it comes (replace-one, amp's
+    neighbouring relation) and gives an eps above each part's."""
+    from dp_accounting import NeighboringRelation
+    from dp_accounting.pld import privacy_loss_distribution as pld
+    m = amp.KRR(4.0, k=10)
+    up = amp.to_pld(m, 1_000)
+    assert A.step(A.pmf_of(up)) == E.DEFAULT_STEP == 1e-4
+    g = pld.from_gaussian_mechanism(1.0, sampling_prob=0.01,
+                                    neighboring_relation=NeighboringRelation.REPLACE_ONE)
+    both = up.compose(g)                          # was: Discretization intervals are different
+    e = both.get_epsilon_for_delta(DELTA)
+    assert math.isfinite(e) and e > max(up.get_epsilon_for_delta(DELTA),
+                                        g.get_epsilon_for_delta(DELTA))
+
+
+def _gaussian_hockey_stick(t: np.ndarray, mu: float) -> np.ndarray:
+    """Exact ``D_{e^t}(N(0, 1) || N(mu, 1))`` for every real ``t`` (closed form)."""
+    from scipy.special import log_ndtr, ndtr
+    return ndtr(mu / 2 - t / mu) - np.exp(t + log_ndtr(-mu / 2 - t / mu))
+
+
+def test_composed_eps_is_above_an_exact_composition():
+    """Certified after composing: the export (default step) composed with dp-accounting's
+    Gaussian is >= the exact eps of one explicit shuffled pair of datasets composed with the
+    exact Gaussian, a lower bound on the true composed eps. The pair (x0 = 0, x1 = 1, the other
+    19 users at 2, 3-RR, eps0 = 2) is enumerated exactly (:mod:`amp.oracles.ground_truth`);
+    a product's hockey-stick divergence is ``sum_h p0(h) D_G(eps - loss(h))``, in closed form
+    for the Gaussian (replace-one: dp-accounting shifts the mean by 2 sensitivities)."""
+    from dp_accounting import NeighboringRelation
+    from dp_accounting.pld import privacy_loss_distribution as pld
+    from scipy.optimize import brentq
+    from amp.oracles.ground_truth import ShuffledPair
+    eps0, k, n, sigma = 2.0, 3, 20, 2.0
+    e = math.exp(eps0)
+    P = np.full((k, k), 1 / (e + k - 1))
+    np.fill_diagonal(P, e / (e + k - 1))
+    pair = ShuffledPair.from_inputs(P, 0, 1, 2, n=n)
+    mu = 2.0 / sigma
+
+    def exact_delta(eps: float) -> float:
+        return max(float(np.dot(p, _gaussian_hockey_stick(eps - np.log(p / q), mu)))
+                   for p, q in ((pair.p0, pair.p1), (pair.p1, pair.p0)))
+
+    g = pld.from_gaussian_mechanism(sigma, neighboring_relation=NeighboringRelation.REPLACE_ONE)
+    assert g.get_epsilon_for_delta(DELTA) >= brentq(
+        lambda x: float(_gaussian_hockey_stick(np.array(x), mu)) - DELTA, 0.0, 20.0)
+    exact = brentq(lambda x: exact_delta(x) - DELTA, 0.0, 20.0, xtol=1e-10)
+    composed = amp.to_pld(amp.KRR(eps0, k=k), n).compose(g).get_epsilon_for_delta(DELTA)
+    assert_upper(composed, exact)
+    assert composed <= exact + 0.25           # and not vacuous (the pair is Theorem 5's)
+
+
+def test_a_pmf_longer_than_max_length_is_refused():
+    """The allowance covers pmfs of at most ``max_length`` points: a round longer than that
+    (a fine step over a wide loss range) is refused, naming both ways out."""
+    m = amp.KRR(8.0, k=10)
+    with pytest.raises(ParameterError, match="max_length=1000.*coarser"):
+        amp.to_pld(m, 100, max_length=1000)
+    assert A.step(A.pmf_of(amp.to_pld(m, 100, value_discretization_interval=0.05,
+                                      max_length=1000))) == 0.05

@@ -418,3 +418,22 @@ def test_population_functions_take_progress_and_executor_like_the_front_door():
         amp.population_delta(pop, 0.5, executor=5)
     with pytest.raises(amp.ParameterError):
         amp.population_epsilon(pop, 1e-3, progress=5)
+
+
+def test_describe_says_each_groups_eps0(tmp_path, capsys):
+    """Issue 34, seam 3: a population (and a mixture) names each group's mechanism with its
+    eps0, as the mechanisms' own ``describe()`` do; results and the CLI carry it."""
+    import json
+    from amp.cli import main
+    pop = Population([(900, amp.KRR(1.0, k=10)), (100, amp.KRR(4.0, k=10))])
+    assert pop.describe() == ("population(900 x 10-RR (eps0=1), 100 x 10-RR (eps0=4)), "
+                              "baseline (common blanket)")
+    mix = Mixture([(0.9, amp.KRR(1.0, k=10)), (0.1, amp.KRR(4.0, k=10))])
+    assert mix.describe() == "mixture(0.9 10-RR (eps0=1), 0.1 10-RR (eps0=4))"
+    r = amp.delta(pop, pop.n, 1.0, method="poisson-binomial")
+    assert r.mechanism.startswith("population(900 x 10-RR (eps0=1), 100 x 10-RR (eps0=4))")
+    (tmp_path / "p.csv").write_text("users,mechanism,eps0,k\n90,krr,1,10\n10,krr,4,10\n")
+    assert main(["delta", "-m", "population", "--population", str(tmp_path / "p.csv"),
+                 "--eps", "0.5", "--json"]) in (0, None)
+    got = json.loads(capsys.readouterr().out)["mechanism"]
+    assert got.startswith("population(90 x 10-RR (eps0=1), 10 x 10-RR (eps0=4))"), got

@@ -56,3 +56,19 @@ def test_sweep_table_rounds_outwards():
         side = 1 if row["bound"] == "upper" else -1
         assert side * (Decimal(cells["value"]) - Decimal(row["value"])) >= 0
     assert np.isfinite([r["value"] for r in t.rows]).all()
+
+
+def test_a_composed_result_says_it_is_a_composition():
+    """Issue 34, seam 2: ``str()`` of a ``rounds > 1`` answer names the composition, not the
+    one-round label; one round keeps the Theorem's label."""
+    m = amp.KRR(1.0, k=4)
+    up = amp.epsilon(m, 200, 1e-6, rounds=3)
+    assert "composition of 3 rounds of Theorem 4 (§5.1)" in str(up)
+    low = amp.epsilon(m, 200, 1e-6, rounds=3, bound="lower")
+    assert "composition of 3 rounds of Theorem 5 (§5.3)" in str(low)
+    d = amp.delta(m, 200, 0.5, rounds=3)
+    assert str(d).startswith("delta <= ") and "composition of 3 rounds of Theorem 4" in str(d)
+    one = amp.epsilon(m, 200, 1e-6)
+    assert "Theorem 4 (§5.1)" in str(one) and "composition" not in str(one)
+    built = amp.Bound("eps", 0.5, 0.6, details={"rounds": 100})
+    assert str(built) == "eps <= 0.6 [0.5, 0.6], composition of 100 rounds of Theorem 4 (§5.1), "

@@ -84,3 +84,71 @@ def test_cli_eps0_notes_a_wider_bracket(capsys):
     assert rc == 0
     assert '"wider_than_asked": true' in out.out
     assert out.err.count("\n") == 1 and "wider than asked" in out.err
+
+
+# ------------------------------------------------------------------ delta (issue 34, seam 1)
+def test_delta_flags_a_wider_bracket():
+    """``amp.delta`` honours ``rel_tol`` as ``amp.epsilon`` does: at ``rel_tol=1e-13`` (below
+    the atoms' floating-point floor) the certified bracket comes back flagged, with the
+    warning; it still encloses the exact Theorem 4 delta; ``strict=True`` refuses."""
+    m, eps = amp.KRR(1.0, k=K), 0.3
+    with pytest.warns(amp.AccuracyWarning, match="wider than asked"):
+        r = amp.delta(m, N, eps, rel_tol=1e-13)
+    assert r.wider_than_asked and r.achieved_rel_tol > 1e-13
+    assert r.details["achieved_rel_tol"] == r.achieved_rel_tol == r.rel_width
+    assert r.as_dict()["wider_than_asked"] is True
+    assert r.lower <= krr_exact_delta(K, 1.0, N, eps) <= r.upper
+    with pytest.raises(amp.NumericalError, match="delta at eps=0.3: rel_tol=1e-13"):
+        amp.delta(m, N, eps, rel_tol=1e-13, strict=True)
+    with pytest.warns(amp.AccuracyWarning, match="wider than asked"):    # the profile's own
+        assert amp.profile(m, N).delta(eps, rel_tol=1e-13).wider_than_asked
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", amp.AccuracyWarning)    # an answer as asked: no flag
+        ok = amp.delta(m, N, eps, strict=True)
+    assert not ok.wider_than_asked and "wider_than_asked" not in ok.as_dict()
+    assert ok.rel_width <= 2e-3 and ok.lower <= r.upper and r.lower <= ok.upper
+
+
+def test_delta_issue_34_case():
+    """The issue's call: a 1e-8-wide bracket asked at 1e-13 is no longer silent."""
+    with pytest.warns(amp.AccuracyWarning, match="wider than asked"):
+        r = amp.delta(amp.KRR(4, k=10), 10_000, 0.4, rel_tol=1e-13)
+    assert r.wider_than_asked and r.achieved_rel_tol == r.rel_width > 1e-13
+    with pytest.warns(amp.AccuracyWarning, match="wider than asked"):
+        vec = amp.delta(amp.KRR(4, k=10), 10_000, [0.4, 0.5], rel_tol=1e-13, strict=False)
+    assert all(b.wider_than_asked for b in vec)
+
+
+def test_delta_far_below_any_target_is_not_flagged():
+    """A bracket narrower than 1e-16 in absolute terms (``[0, 8e-24]``: a Chernoff bound) is
+    an answer as documented (the whole bracket below 1e-16), not a flagged one."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", amp.AccuracyWarning)
+        r = amp.delta(amp.KRR(4, k=10), 10_000, 1.0, strict=True)
+    assert r.lower == 0 and 0 < r.upper <= 1e-16 and not r.wider_than_asked
+
+
+def test_cli_delta_notes_a_wider_bracket(capsys):
+    from amp.cli import main
+    rc = main(["delta", "-m", "krr", "--k", "10", "--eps0", "1", "--n", "120",
+               "--eps", "0.3", "--rel-tol", "1e-13", "--json", "--quiet"])
+    out = capsys.readouterr()
+    assert rc == 0
+    assert '"wider_than_asked": true' in out.out
+    assert out.err.count("\n") == 1 and "wider than asked" in out.err
+
+
+def test_population_delta_flags_a_wider_bracket():
+    """The same rule on a population's paths (the common-blanket baseline and the
+    Poisson-binomial bound): flagged, or refused with ``strict=True``."""
+    pop = amp.Population([(90, amp.KRR(1.0, k=10)), (10, amp.KRR(4.0, k=10))])
+    for method in ("auto", "poisson-binomial"):
+        with pytest.warns(amp.AccuracyWarning, match="wider than asked"):
+            r = amp.delta(pop, pop.n, 0.5, method=method, rel_tol=1e-13)
+        assert r.wider_than_asked and r.achieved_rel_tol > 1e-13
+        with pytest.raises(amp.NumericalError, match="rel_tol=1e-13"):
+            amp.delta(pop, pop.n, 0.5, method=method, rel_tol=1e-13, strict=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", amp.AccuracyWarning)
+            ok = amp.delta(pop, pop.n, 0.5, method=method, strict=True)
+        assert not ok.wider_than_asked and ok.lower <= r.upper and r.lower <= ok.upper

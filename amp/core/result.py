@@ -23,7 +23,7 @@ from typing import Literal, Mapping
 from amp.core.floats import fmt_outward
 
 __all__ = ["Bound", "Quantity", "NEIGHBOURING", "QUANTITIES", "SIDES", "flag_wider",
-           "wider_or_raise"]
+           "held_or_raise", "wider_or_raise"]
 
 #: What was computed: ``delta(eps)``, ``eps(delta)`` or a local ``eps0`` for a target.
 Quantity = Literal["delta", "eps", "eps0"]
@@ -190,13 +190,17 @@ class Bound:
 
     def __str__(self) -> str:
         """One line: the quantity, the value on its safe side, the bracket and the source,
-        e.g. ``eps <= 0.380495 [0.380487, 0.380495], Theorem 4 (§5.1), structured``, each
+        e.g. ``eps <= 0.380495 [0.380487, 0.380495], Theorem 4 (§5.1), structured`` (after
+        ``rounds > 1``: ``..., composition of 100 rounds of Theorem 4 (§5.1), ...``), each
         number rounded outward to 6 digits (:func:`amp.core.floats.fmt_outward`)."""
         rel = "<=" if self.side == "upper" else ">="
         if self.quantity == "eps0":
             rel = "<="          # the largest certified-safe eps0: use at most this
         source = {"upper": "Theorem 4 (§5.1)", "lower": "Theorem 5 (§5.3)"}.get(self.bound,
                                                                               self.bound)
+        rounds = self.details.get("rounds", 1)       # a composed answer (amp.rounds) says so
+        if isinstance(rounds, int) and rounds > 1:
+            source = f"composition of {rounds} rounds of {source}"
         if self.quantity == "eps0":
             source = f"calibrated with {source}"
         flag = "" if self.certified else ", NOT certified"
@@ -248,7 +252,8 @@ def flag_wider(res: Bound, rel_tol: float, reason: str = "", stacklevel: int = 3
     refusing, flagged: ``details`` gains ``wider_than_asked``, ``achieved_rel_tol``,
     ``wider_note`` (and ``wider_reason`` when ``reason`` is given, the search's own message)
     and an :class:`~amp.core.errors.AccuracyWarning` says the note. The one place that writes
-    the note, for :func:`amp.epsilon`, :func:`amp.calibrate_eps0` and the matrix search."""
+    the note, for :func:`amp.delta`, :func:`amp.epsilon`, :func:`amp.calibrate_eps0` and the
+    matrix search."""
     import warnings
     from dataclasses import replace
     from amp.core.errors import AccuracyWarning
@@ -263,6 +268,31 @@ def flag_wider(res: Bound, rel_tol: float, reason: str = "", stacklevel: int = 3
                                  **extra})
 
 
+def held_or_raise(res: Bound, rel_tol: float, strict: bool, what: str, reason: str = "",
+                  abs_tol: float = 0.0, stacklevel: int = 3) -> Bound:
+    """The rule for a certified bracket ``res`` that may be wider than ``rel_tol`` (a
+    ``delta`` of :func:`amp.delta`; :func:`wider_or_raise` applies the same rule to a search
+    that stopped short, as in :func:`amp.epsilon`): ``res`` as it is
+    when ``res.rel_width <= rel_tol`` or ``res.upper <= abs_tol`` (the whole bracket below a
+    negligible level, e.g. a ``delta`` of ``[0, 8e-24]``); otherwise ``strict``
+    raises :class:`NumericalError` (``what: reason``) and ``strict=False`` returns ``res``
+    flagged (:func:`flag_wider`: ``wider_than_asked``, ``achieved_rel_tol``, an
+    :class:`~amp.core.errors.AccuracyWarning`). The bracket is as valid either way."""
+    if res.rel_width <= rel_tol or res.upper <= abs_tol:
+        return res
+    return _wider(lambda: res, rel_tol, strict, what, reason, stacklevel + 1)
+
+
+def _wider(make, rel_tol: float, strict: bool, what: str, reason: str,
+           stacklevel: int) -> Bound:
+    """``strict``: :class:`NumericalError` (``what: reason``); else ``make()``, the bracket
+    held, flagged (:func:`flag_wider`)."""
+    from amp.core.errors import NumericalError
+    if strict:
+        raise NumericalError(f"{what}: {reason}") from None
+    return flag_wider(make(), rel_tol, reason, stacklevel=stacklevel + 1)
+
+
 def wider_or_raise(exc: Exception, strict: bool, rel_tol: float, what: str, make) -> Bound:
     """A search that stopped short of ``rel_tol`` (``exc`` carries the certified bracket it
     held, ``exc.lo <= exc.hi``, as :class:`amp.inversion.WiderThanAsked` does): ``make(lo,
@@ -272,6 +302,6 @@ def wider_or_raise(exc: Exception, strict: bool, rel_tol: float, what: str, make
     (each end moved only on a certified evaluation), only wider."""
     from amp.core.errors import NumericalError
     lo, hi = getattr(exc, "lo", math.nan), getattr(exc, "hi", math.nan)
-    if strict or not (0.0 <= lo <= hi < math.inf):
+    if not (0.0 <= lo <= hi < math.inf):
         raise NumericalError(f"{what}: {exc}") from None
-    return flag_wider(make(lo, hi), rel_tol, str(exc), stacklevel=3)
+    return _wider(lambda: make(lo, hi), rel_tol, strict, what, str(exc), 3)

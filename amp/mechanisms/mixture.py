@@ -220,7 +220,8 @@ class Mixture(Mechanism):
             raise ParameterError("a mixture needs components that are all symmetric or all "
                                  "numeric over one interval (one worst law each), or all "
                                  "finite (the tagged matrix)")
-        self.name = "mixture(" + ", ".join(f"{w:g} {m.name}" for w, m in
+        # each component as it describes itself (its eps0 included: "0.9 10-RR (eps0=1)")
+        self.name = "mixture(" + ", ".join(f"{w:g} {m.describe()}" for w, m in
                                              zip(self.weights, self.components)) + ")"
 
     def matrix(self) -> np.ndarray:
@@ -319,7 +320,9 @@ class Population(Mechanism):
         self.stacked = np.vstack(mats)
         self.eps0 = max(matrix_eps0(M) for M in mats)
         self.n_users = self.n
-        self.name = "population(" + ", ".join(f"{n} x {m.name}" for n, m in self.groups) + ")"
+        # each group as its mechanism describes itself (its eps0 included, issue 34)
+        self.name = "population(" + ", ".join(f"{n} x {m.describe()}"
+                                              for n, m in self.groups) + ")"
 
     def gparv_laws(self) -> list[GPARV]:
         d = self.stacked.shape[0] // len(self.groups)

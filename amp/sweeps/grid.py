@@ -111,7 +111,7 @@ def _answer(mech: Mechanism, n: int, bound: str, rounds: int, sampling: float, m
                 # strict: a point that cannot reach rel_tol is a failed row (its error
                 # column), not a flagged wider answer the table has no column for
                 b = (api.epsilon_for(prof, v, rel_tol=rel_tol, strict=True) if given == "delta"
-                     else prof.delta(v, rel_tol=rel_tol))
+                     else prof.delta(v, rel_tol=rel_tol, strict=True))
             out.append({"value": b.value, "lower": b.lower, "upper": b.upper,
                         "method": b.method, "error": None})
         except POINT_ERRORS as exc:
@@ -130,7 +130,7 @@ def _front_door(mech: Mechanism, n: int, bound: str, rounds: int, sampling: floa
         kw["method"] = method
     if given == "delta":
         return api.epsilon(mech, n, v, strict=True, **kw)    # as above: a failed row
-    return api.delta(mech, n, v, **kw)
+    return api.delta(mech, n, v, strict=True, **kw)
 
 
 def _failed(exc: BaseException) -> dict:
