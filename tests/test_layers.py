@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1] / "amp"
-MAX_LINES = 600
+# No line cap: a module is one concept and its size follows the concept (the 600-line cap shaped
+# the splits more than the concepts did; withdrawn in the wave-4 architecture note, issue 34).
 
 #: Layer rank of each top-level part of the package: a module may import modules of a lower
 #: rank, and modules of its own part (acyclically). Baselines and oracles sit beside the front
@@ -125,12 +126,6 @@ def test_imports_go_down_the_layers():
             if pm != pd and RANKS[pd] >= RANKS[pm]:
                 bad.append(f"{m} -> {d}")
     assert not bad, "upward or sideways imports: " + ", ".join(sorted(bad))
-
-
-@pytest.mark.parametrize("mod", sorted(MODULES))
-def test_module_is_short(mod):
-    n = len(MODULES[mod].read_text().splitlines())
-    assert n <= MAX_LINES, f"{mod} has {n} lines (max {MAX_LINES})"
 
 
 def test_no_private_name_crosses_a_module_boundary():
