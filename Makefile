@@ -141,6 +141,8 @@ install-check:
 # removed cells removed, and a landing page index.ipynb) and the Voila template "amp" (no CDN).
 # --Voila.mathjax_url=null: Voila's frontend then uses its bundled MathJax 3 instead of cdnjs.
 # Culling: the kernel of a page left open without a connection stops after 10 idle minutes.
+# jupyterlab-myst (make lab, same venv) is kept out of Voila: it fails to load there (a console
+# error on every page), and the app's MyST is converted by scripts/live/myst.py anyway.
 # Check a running server: .venv/bin/python scripts/live/check.py http://127.0.0.1:$(LIVE_PORT)
 live: $(LIVE_STAMP) $(DATASETS)
 	$(LIVE_BIN)/python scripts/live/prepare.py --out $(LIVE_DIR)
@@ -149,7 +151,8 @@ live: $(LIVE_STAMP) $(DATASETS)
 		--port=$(LIVE_PORT) --Voila.ip=127.0.0.1 --template=amp --strip_sources=True \
 		--show_tracebacks=False --theme=light --Voila.mathjax_url=null \
 		--Voila.mathjax_config=null --MappingKernelManager.cull_interval=60 \
-		--MappingKernelManager.cull_idle_timeout=600
+		--MappingKernelManager.cull_idle_timeout=600 \
+		--VoilaConfiguration.extension_denylist=jupyterlab-myst
 
 # -------------------------------------------------------------------------- lab
 # The chapters in JupyterLab 4 with jupyterlab-myst (exercises, proofs, figures and references

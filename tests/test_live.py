@@ -622,7 +622,8 @@ def test_live_server_offline_and_clean(tmp_path):
     cmd = [str(voila), str(out / "app"), "--no-browser", f"--port={port}",
            "--Voila.ip=127.0.0.1", "--template=amp", "--strip_sources=True",
            "--show_tracebacks=False", "--theme=light", "--Voila.mathjax_url=null",
-           "--Voila.mathjax_config=null"]
+           "--Voila.mathjax_config=null",
+           "--VoilaConfiguration.extension_denylist=jupyterlab-myst"]   # as make live
     server = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
     try:
         base = f"http://127.0.0.1:{port}"
