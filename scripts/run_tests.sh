@@ -8,12 +8,13 @@
 #   2. chromium Debian chromium for the browser checks (apt-get install, only if missing)
 #   3. book     `make book`: a full build (-W, every notebook executed) unless the site in
 #               _build/html was built from the current sources (as right after `make book`)
-#   4. unit     pytest tests (pyproject addopts: -m 'not slow'), with the site required
-#               (AMP_REQUIRE_SITE=1: tests of the built pages fail rather than skip without it)
-#   5. doctest  pytest --doctest-modules amp (the examples of every docstring, i.e. of the book's
+#   4. doctest  pytest --doctest-modules amp (the examples of every docstring, i.e. of the book's
 #               API reference)
-#   6. install  scripts/check_install.sh: build the wheel, install it alone into a fresh venv
+#   5. install  scripts/check_install.sh: build the wheel, install it alone into a fresh venv
 #               (numpy + scipy only), `amp --version` and one CLI answer; prints the install time
+#   6. unit     pytest tests (pyproject addopts: -m 'not slow'), with the site required
+#               (AMP_REQUIRE_SITE=1: tests of the built pages fail rather than skip without it),
+#               side by side with
 #   7. nbval    pytest --nbval-lax book/ (every notebook runs top to bottom; a cell over 300 s
 #               fails; nbval bounds the kernel_info wait itself)
 #   8. browser  pytest tests/test_browser.py against _build/html
@@ -21,6 +22,8 @@
 #               tests/test_lab.py: chapter 1 and a student chapter run in JupyterLab in Chromium
 #  10. live     the live app (Voila) served on a free port and checked by scripts/live/check.py
 #               at 1280 and 390 px (tests/test_live.py::test_live_server_offline_and_clean)
+#  11. grade    `make grade-venv` (.venv-grade: nbgrader), then tests/test_assignments.py:
+#               nbgrader's generate_assignment and autograde on the problem sets, offline
 # Logs: artifacts/logs/<step>.log; screenshots: artifacts/screenshots/.
 set -euo pipefail
 
@@ -59,6 +62,35 @@ run_step() {
   return 0
 }
 
+# run_two NAME1 FUNCTION1 NAME2 FUNCTION2: two independent steps side by side (one core each on
+# a 2-core machine: the unit tests and nbval, each mostly one process). Each output goes to its
+# log and is printed when both have ended, the first step's first; each time is from the start.
+run_two() {
+  local n1=$1 c1=$2 n2=$3 c2=$4 start n rc end
+  echo
+  echo "=================================================================== [$n1 | $n2] side by side"
+  start=$(date +%s)
+  ( set +e; "$c1" > "$LOGS/$n1.log" 2>&1; echo $? > "$LOGS/$n1.rc"; date +%s > "$LOGS/$n1.end" ) &
+  local p1=$!
+  ( set +e; "$c2" > "$LOGS/$n2.log" 2>&1; echo $? > "$LOGS/$n2.rc"; date +%s > "$LOGS/$n2.end" ) &
+  local p2=$!
+  wait "$p1" "$p2" || true
+  for n in "$n1" "$n2"; do
+    echo
+    echo "=================================================================== [$n]"
+    cat "$LOGS/$n.log"
+    rc=$(cat "$LOGS/$n.rc" 2>/dev/null || echo 99)
+    end=$(cat "$LOGS/$n.end" 2>/dev/null || date +%s)
+    NAMES+=("$n"); TIMES+=("$((end - start))")
+    if [[ $rc -eq 0 ]]; then
+      STATUS+=("ok")
+    else
+      STATUS+=("FAILED (exit $rc)"); FAILED=1
+    fi
+  done
+  return 0
+}
+
 skip_step() {
   NAMES+=("$1"); TIMES+=("0"); STATUS+=("NOT RUN ($2)"); FAILED=1
 }
@@ -81,7 +113,8 @@ unit_tests() {
   local rc=0
   # the site is required (a test of the built pages fails rather than skips) when the book built
   AMP_REQUIRE_SITE="$SITE_OK" AMP_SITE_DIR="$SITE" "$BIN/python" -m pytest tests \
-    --ignore=tests/test_browser.py --ignore=tests/test_lab.py -p no:cacheprovider || rc=$?
+    --ignore=tests/test_browser.py --ignore=tests/test_lab.py --ignore=tests/test_assignments.py \
+    -p no:cacheprovider || rc=$?
   if [[ $rc -eq 5 ]]; then
     echo "WARNING: no unit tests collected under tests/ (pytest exit 5)"
     return 0
@@ -114,10 +147,9 @@ if last_ok; then
   run_step chromium ensure_chromium
   run_step book make --no-print-directory book
   SITE_OK=0; last_ok && SITE_OK=1
-  run_step unit unit_tests
   run_step doctest doctests
   run_step install scripts/check_install.sh
-  run_step nbval nbval_book
+  run_two unit unit_tests nbval nbval_book
   if [[ $SITE_OK -eq 1 ]]; then
     run_step browser env AMP_REQUIRE_SITE=1 AMP_SITE_DIR="$SITE" AMP_SCREENSHOT_DIR="$SHOTS" \
       "$BIN/python" -m pytest tests/test_browser.py -p no:cacheprovider -v
@@ -135,8 +167,15 @@ if last_ok; then
     skip_step lab "no interactive venv"
     skip_step live "no interactive venv"
   fi
+  run_step grade-env make --no-print-directory grade-venv
+  if last_ok; then
+    run_step grade env AMP_REQUIRE_GRADE=1 "$BIN/python" -m pytest tests/test_assignments.py \
+      -p no:cacheprovider -v
+  else
+    skip_step grade "no nbgrader venv"
+  fi
 else
-  for s in chromium book unit doctest install nbval browser lab-env lab live; do
+  for s in chromium book doctest install unit nbval browser lab-env lab live grade-env grade; do
     skip_step "$s" "no environment"
   done
 fi
