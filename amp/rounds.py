@@ -131,7 +131,7 @@ class Round:
 
     def __post_init__(self) -> None:
         check_mechanism(self.mechanism)
-        object.__setattr__(self, "n", V.int_at_least("n", self.n, 1))
+        object.__setattr__(self, "n", V.users(self.n))
         object.__setattr__(self, "sampling", check_sampling(self.sampling))
         object.__setattr__(self, "times", check_rounds(self.times))
         if self.times > MAX_ROUNDS:
@@ -456,7 +456,7 @@ def compose(rounds: Iterable[object], *, delta: float | None = None, eps: float 
         raise ParameterError("give exactly one of delta (for eps) or eps (for delta)")
     points = V.int_at_least("points", points, 8)
     d_ask = None if delta is None else V.probability_open("delta", delta)
-    e_ask = None if eps is None else V.positive_float("eps", eps, allow_zero=True)
+    e_ask = None if eps is None else V.eps_value(eps)
     up, pad_up = _upper_pmf(rs, points, delta=d_ask, eps=e_ask)
     lo_pmf, pad_lo = _lower_pmfs(rs)
     total = sum(r.times for r in rs)
@@ -475,7 +475,7 @@ def compose(rounds: Iterable[object], *, delta: float | None = None, eps: float 
         e_lo = min(e_lo, e_up)
         return Bound("eps", e_lo, e_up, "upper", "pld:connect-dots", n, desc,
                      {"delta": d}, details=info)
-    e = V.positive_float("eps", eps, allow_zero=True)
+    e = V.eps_value(eps)
     d_up = min(1.0, float(up.get_delta_for_epsilon(e)) * (1 + 8 * U * up.size) + pad_up)
     d_lo = max(0.0, float(lo_pmf.get_delta_for_epsilon(e)) * (1 - 8 * U * lo_pmf.size) - pad_lo)
     return Bound("delta", min(d_lo, d_up), d_up, "upper", "pld:connect-dots", n, desc,

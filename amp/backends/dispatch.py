@@ -106,10 +106,8 @@ class LawDelta:
             raise ParameterError(f"law must be a GPARV (e.g. mechanism.gparv()), got "
                                  f"{type(law).__name__}")
         self.law = law
-        self.n = V.int_at_least("n", n, 1)
-        if method not in METHODS:
-            raise ParameterError(f"method must be one of {', '.join(METHODS)}, got {show(method)}")
-        self.method = method
+        self.n = V.users(n)
+        self.method = V.choice("method", method, METHODS, f"one of {', '.join(METHODS)}")
         self.max_points = V.int_at_least("max_points", max_points, 16)
         self._structured: StructuredBackend | None = None
         if method in ("auto", "structured") and self.n > 1:
