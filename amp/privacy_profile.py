@@ -434,10 +434,16 @@ def _laws_epsilon(prof: PrivacyProfile, delta_: float, rel_tol: float,
     for i in order:
         c = curves[i]
         if best > 0:
-            try:
-                chk = c.delta_for_search(best, 0.05, abs_tol)
-            except NumericalError:
-                chk = None
+            chk = None
+            # a cheap certified curve first where one structured evaluation is costly
+            pre = getattr(c, "quick_curve", None)
+            for cur in ([pre()] if callable(pre) and pre() is not None else []) + [c]:
+                try:
+                    chk = cur.delta_for_search(best, 0.05, abs_tol)
+                except NumericalError:
+                    chk = None
+                if chk is not None and chk.upper <= delta_:
+                    break
             if chk is not None and chk.upper <= delta_:
                 parts[i] = Bound("eps", 0.0, best, prof.bound, chk.method, prof.n, c.law.label,
                                  {"delta": delta_}, details={"evaluations": 1, "pruned": True})
