@@ -397,6 +397,9 @@ def population_delta(pop: Population, eps: float, *, rel_tol: float = 2e-3,
     from amp.inversion import as_progress
     from amp.pairs import check_executor
     eps, report = V.eps_value(eps), as_progress(progress)
+    rel_tol = V.positive_float("rel_tol", rel_tol, upper=0.5)
+    abs_tol = V.positive_float("abs_tol", abs_tol, allow_zero=True)
+    tail = V.positive_float("tail", tail, upper=1e-3)
     check_executor(executor)
     curves = victim_curves(pop, tail)
     lo, hi, worst = _max_delta(curves, eps, rel_tol, abs_tol)
