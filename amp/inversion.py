@@ -588,6 +588,8 @@ QUICK_SIDES = (3e-3, 1e-2, 3e-2, 0.1, 0.3)
 #: Evaluations of the cheap curve's own crossing (it stalls where its brackets, ~1e-3
 #: relative at n = 1e11, contain the target: a few are enough to locate the root).
 QUICK_EVALUATIONS = 12
+#: Relative widths asked of the cheap curve's brackets at one point, in turn.
+QUICK_TOLS = (2e-2, 5e-2, 0.2, 0.5)
 
 
 class _Recorder:
@@ -600,6 +602,16 @@ class _Recorder:
         r = self.curve.delta_for_search(x, tol, abs_tol)
         self.seen.append((x, r))
         return r
+
+    def loose(self, x: float, abs_tol: float) -> Bound:
+        """A bracket at ``x`` as narrow as the curve reaches among :data:`QUICK_TOLS` (the cf
+        inversion's floating-point floor grows with ``n``: ~2e-2 relative at n = 1e12)."""
+        for tol in QUICK_TOLS[:-1]:
+            try:
+                return self.delta_for_search(x, tol, abs_tol)
+            except NumericalError:
+                pass
+        return self.delta_for_search(x, QUICK_TOLS[-1], abs_tol)
 
     def estimate_log_delta(self, x: float) -> float:
         return self.curve.estimate_log_delta(x)
@@ -621,7 +633,7 @@ def _quick_bracket(qc: Curve, delta: float, hi: float, rel_tol: float,
     abs_tol = min(1e-16, 1e-3 * delta)
     rec = _Recorder(qc)
     try:
-        r0 = rec.delta_for_search(0.0, 2e-2, abs_tol)
+        r0 = rec.loose(0.0, abs_tol)
     except NumericalError:
         return 0.0, hi, False, "", []
     if progress is not None:
@@ -660,7 +672,7 @@ def _quick_bracket(qc: Curve, delta: float, hi: float, rel_tol: float,
                 if not bad < x < good:
                     continue
                 try:
-                    r = rec.delta_for_search(x, 2e-2, abs_tol)
+                    r = rec.loose(x, abs_tol)
                 except NumericalError:
                     break
                 if (r.upper <= delta) if side > 0 else (r.lower > delta):
