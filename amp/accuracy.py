@@ -189,7 +189,7 @@ class FrequencyOracle:
 
     def estimate(self, counts: object, n: int) -> np.ndarray:
         """Unbiased frequencies ``f_hat_v = (C_v / n - q) / (p - q)`` (Wang et al. 2017)."""
-        n = V.int_at_least("n", n, 1)
+        n = V.users(n)
         c = np.asarray(counts, dtype=float)
         if c.shape[-1:] != (self.k,):
             raise ParameterError(f"counts must end with k = {self.k} cells, got shape {c.shape}")

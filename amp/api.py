@@ -32,7 +32,7 @@ from amp.mechanisms.subsampled import Subsampled
 from amp.rounds_lower import compose_lower
 from amp.baselines import BOUNDS as BASELINES
 from amp.frontdoor import (BOUND_CHOICES, ROUNDS_WHY, baseline_answer, check_bound_choice,
-                           no_method, population_answer, report_line, width_ok)
+                           check_method, no_method, population_answer, report_line, width_ok)
 
 __all__ = ["profile", "delta", "epsilon", "epsilon_for", "epsilon_estimate", "calibrate_eps0",
            "compose",
@@ -194,6 +194,7 @@ def delta(mechanism: Mechanism, n: int, eps: float | Iterable[float], *, bound: 
     """
     check_mechanism(mechanism)
     bound = check_bound_choice(bound)
+    method = check_method(method)
     eps_ = V.values("eps", eps, check_eps)
     T, q = R.check_rounds(rounds), R.check_sampling(sampling)
     tol = None if rel_tol is None else _rel_tol(rel_tol)
@@ -316,6 +317,7 @@ def epsilon(mechanism: Mechanism, n: int, delta: float | Iterable[float], *,
     """
     check_mechanism(mechanism)
     bound = check_bound_choice(bound)
+    method = check_method(method)
     deltas = V.values("delta", delta, V.probability_open)
     T, q = R.check_rounds(rounds), R.check_sampling(sampling)
     tol = None if rel_tol is None else _rel_tol(rel_tol)
@@ -566,13 +568,14 @@ def calibrate_eps0(make: Callable[[float], Mechanism], n: int, eps: float, delta
     >>> amp.delta(amp.KRR(r.value, k=10), 10_000, 0.5).value <= 1e-6
     True
     """
-    n = V.int_at_least("n", n, 1)
-    eps = V.positive_float("eps", eps)
+    n = V.users(n)
+    eps = V.eps_value(eps, allow_zero=False)
     delta_ = V.probability_open("delta", delta)
     rel_tol = _rel_tol(rel_tol)
     progress = as_progress(progress)
     executor = check_executor(executor)
     eps0_max = V.eps0_value(eps0_max, "eps0_max")
+    method = check_method(method)
     if not callable(make):
         raise ParameterError(f"make must be a callable eps0 -> mechanism, got "
                              f"{type(make).__name__}")

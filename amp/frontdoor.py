@@ -4,6 +4,7 @@ reached through ``amp.delta`` / ``amp.epsilon`` (the CLI's ``--bound NAME``)."""
 
 from __future__ import annotations
 
+from amp.backends.dispatch import METHODS
 from amp.baselines import BOUNDS as BASELINES
 from amp.core import validate as V
 from amp.core.errors import ParameterError
@@ -11,12 +12,17 @@ from amp.core.result import Bound
 from amp.inversion import Progress
 from amp.mechanisms.base import Mechanism
 
-__all__ = ["BOUND_CHOICES", "ROUNDS_WHY", "check_bound_choice", "no_method", "width_ok",
+__all__ = ["BOUND_CHOICES", "METHOD_CHOICES", "ROUNDS_WHY", "check_bound_choice",
+           "check_method", "no_method", "width_ok",
            "report_line", "baseline_answer", "population_answer"]
 
 #: ``bound=`` of :func:`amp.delta` and :func:`amp.epsilon`: Theorem 4, Theorem 5, then the
 #: baselines of :mod:`amp.baselines` (the CLI's ``--bound`` choices, in the same order).
 BOUND_CHOICES = ("upper", "lower") + tuple(BASELINES)
+
+#: ``method=`` of the front door: the one-round backends, then the Poisson-binomial bound of a
+#: population (:mod:`amp.backends.poisson_binomial`).
+METHOD_CHOICES = METHODS + ("poisson-binomial",)
 
 ROUNDS_WHY = ("the composed bracket's width is set by the composition (upper: Theorem 5's "
     "pair vs Theorem 4's dominating pairs; lower: the loss grid), not by rel_tol")
@@ -24,16 +30,22 @@ ROUNDS_WHY = ("the composed bracket's width is set by the composition (upper: Th
 
 def check_bound_choice(bound: object) -> str:
     """``bound`` if it is one of :data:`BOUND_CHOICES`, else ParameterError."""
-    if bound not in BOUND_CHOICES:
+    if not isinstance(bound, str) or bound not in BOUND_CHOICES:
         raise ParameterError(f"bound must be 'upper' or 'lower', got {V.show(bound)} (or a "
                              "baseline, the CLI's --bound: "
                              f"{', '.join(map(repr, BOUND_CHOICES[2:]))})")
     return bound  # type: ignore[return-value]
 
 
+def check_method(method: object) -> str:
+    """``method`` if it is one of :data:`METHOD_CHOICES`, else ParameterError (said before any
+    work; whether it applies to the question is checked where it is used)."""
+    return V.choice("method", method, METHOD_CHOICES, f"one of {', '.join(METHOD_CHOICES)}")
+
+
 def no_method(method: object, where: str) -> None:
     """ParameterError unless ``method`` is ``"auto"`` (it selects a one-round backend)."""
-    if method != "auto":
+    if not isinstance(method, str) or method != "auto":
         raise ParameterError(f"method applies to one round of bound='upper'|'lower' only, "
                              f"not {where}; got method={V.show(method)}")
 

@@ -118,7 +118,7 @@ def crossing(curve: Curve, target: float, lo: float, hi: float, *, decreasing: b
              rel_tol: float = DEFAULT_EPS_REL_TOL, good_end_known: bool = True,
              bad_end_known: bool = False, start: float | None = None, abs_tol: float | None = None,
              max_evaluations: int = 80, progress: Progress | None = None,
-             name: str = "x", polish: str = "good") -> Crossing:
+             name: str = "x", polish: str = "good", seed: tuple = ()) -> Crossing:
     """Certified bracket of the threshold where a monotone certified curve crosses ``target``.
 
     Parameters
@@ -147,6 +147,10 @@ def crossing(curve: Curve, target: float, lo: float, hi: float, *, decreasing: b
     polish : {"good", "bad"}
         The end that is the answer, moved closer to the threshold once the bracket meets
         ``rel_tol`` (the good end for an upper bound, the bad end for a lower bound).
+    seed : sequence of (x, log F(x)), optional
+        Measurements of the same curve made elsewhere (e.g. by a cheaper, wider curve) that
+        steer the first steps as if the search had made them; they certify nothing (the ends
+        move only on this search's own evaluations).
 
     Returns
     -------
@@ -162,6 +166,7 @@ def crossing(curve: Curve, target: float, lo: float, hi: float, *, decreasing: b
     rel_tol = float(rel_tol)
     abs_tol = min(1e-16, 1e-3 * target) if abs_tol is None else abs_tol
     s = _Search(curve, target, decreasing, rel_tol, abs_tol, max_evaluations, progress, name)
+    s.pts.extend((float(x), float(y)) for x, y in seed)
     good, bad = (hi, lo) if decreasing else (lo, hi)
     if not good_end_known:
         r = s.eval(good, TOL_LOOSE)
@@ -524,9 +529,24 @@ def epsilon_of_curve(curve: Curve, delta: float, max_eps: float, *,
     hi = max_eps
     if curve.delta_for_search(hi, TOL_LOOSE, 0.0).upper > delta:
         hi = max_eps * (1 + 64 * U) + 1e-300
+    lo, bad_known, quick = 0.0, False, None
+    pre = getattr(curve, "quick_curve", None)
+    qc = pre() if callable(pre) else None
+    if qc is not None:
+        quick = _quick_bracket(qc, delta, hi, rel_tol, progress)
+        lo, q_hi, bad_known, methods, seed = quick
+        if q_hi == 0.0 or (q_hi - lo) <= rel_tol * q_hi:     # settled by the cheap curve
+            return Bound("eps", lo, q_hi, bound, methods, n, mechanism, {"delta": delta},
+                         details={"evaluations": 0, "quick": True})
+        hi = q_hi
     try:
-        c = crossing(curve, delta, 0.0, hi, decreasing=True, rel_tol=rel_tol,
-                     progress=progress, name="eps", polish="bad" if bound == "lower" else "good")
+        c = crossing(curve, delta, lo, hi, decreasing=True, rel_tol=rel_tol,
+                     bad_end_known=bad_known, progress=progress, name="eps",
+                     polish="bad" if bound == "lower" else "good",
+                     seed=quick[4] if quick is not None else ())
+        if quick is not None and quick[3]:
+            c = Crossing(c.lo, c.hi, c.evaluations,
+                         tuple(sorted(set(c.methods) | set(quick[3].split(",")))), c.history)
     except WiderThanAsked as exc:
         if strict or not (0.0 <= exc.lo <= exc.hi < math.inf):
             raise
@@ -560,6 +580,116 @@ def epsilon_of_curve(curve: Curve, delta: float, max_eps: float, *,
     return Bound("eps", c.lo, c.hi, bound, ",".join(c.methods), n, mechanism,
                  {"delta": delta}, details={"evaluations": c.evaluations,
                                             "history": c.history})
+
+
+#: Relative distances from the cheap curve's root estimate at which :func:`_quick_bracket`
+#: tries to certify each side (the first that decides is kept).
+QUICK_SIDES = (3e-3, 1e-2, 3e-2, 0.1, 0.3)
+#: Evaluations of the cheap curve's own crossing (it stalls where its brackets, ~1e-3
+#: relative at n = 1e11, contain the target: a few are enough to locate the root).
+QUICK_EVALUATIONS = 12
+#: Relative widths asked of the cheap curve's brackets at one point, in turn.
+QUICK_TOLS = (2e-2, 5e-2, 0.2, 0.5)
+
+
+class _Recorder:
+    """A curve that keeps every bracket it returned: ``seen``, a list of ``(x, Bound)``."""
+
+    def __init__(self, curve: Curve):
+        self.curve, self.seen = curve, []
+
+    def delta_for_search(self, x: float, tol: float, abs_tol: float) -> Bound:
+        r = self.curve.delta_for_search(x, tol, abs_tol)
+        self.seen.append((x, r))
+        return r
+
+    def loose(self, x: float, abs_tol: float) -> Bound:
+        """A bracket at ``x`` as narrow as the curve reaches among :data:`QUICK_TOLS` (the cf
+        inversion's floating-point floor grows with ``n``: ~2e-2 relative at n = 1e12)."""
+        for tol in QUICK_TOLS[:-1]:
+            try:
+                return self.delta_for_search(x, tol, abs_tol)
+            except NumericalError:
+                pass
+        return self.delta_for_search(x, QUICK_TOLS[-1], abs_tol)
+
+    def estimate_log_delta(self, x: float) -> float:
+        return self.curve.estimate_log_delta(x)
+
+
+def _quick_bracket(qc: Curve, delta: float, hi: float, rel_tol: float,
+                   progress: Progress | None) -> tuple[float, float, bool, str, list]:
+    """``(lo, hi, lo_is_bad, methods, seed)``: the eps search's interval narrowed by a cheap
+    certified curve of the same ``delta(eps)`` (:func:`epsilon_of_curve`).
+
+    ``delta_upper(0) <= delta`` settles ``eps(delta) = 0`` exactly (``(0, 0)``: every eps is
+    valid, ``delta`` being non-increasing). Otherwise the cheap curve locates the root (a
+    short crossing) and certifies a point on each side of it (:data:`QUICK_SIDES`): ``hi``
+    with ``delta_upper(hi) <= delta`` (a valid eps) and ``lo = 0`` or ``delta_lower(lo) >
+    delta`` (``lo_is_bad``: certified, not to be checked again). ``seed``: the cheap
+    curve's measurements ``(x, log of the bracket's centre)``, which steer the precise
+    search's first steps (:func:`crossing`). Whatever the cheap curve cannot certify leaves
+    the interval as it was."""
+    abs_tol = min(1e-16, 1e-3 * delta)
+    rec = _Recorder(qc)
+    try:
+        r0 = rec.loose(0.0, abs_tol)
+    except NumericalError:
+        return 0.0, hi, False, "", []
+    if progress is not None:
+        progress(f"eps=0: delta in [{r0.lower:.4g}, {r0.upper:.4g}] ({r0.method}, the quick "
+                 "check)")
+    if r0.upper <= delta:
+        return 0.0, 0.0, True, r0.method, []
+    try:
+        crossing(rec, delta, 0.0, hi, decreasing=True, rel_tol=max(rel_tol, 1e-3),
+                 bad_end_known=True, progress=progress, name="eps",
+                 max_evaluations=QUICK_EVALUATIONS)
+    except NumericalError:        # WiderThanAsked included: what it saw is in rec.seen
+        pass
+
+    def ends() -> tuple[float, float]:
+        good = min([x for x, r in rec.seen if r.upper <= delta] + [hi])
+        bad = max([x for x, r in rec.seen if r.lower > delta] + [0.0])
+        return bad, good
+
+    # the root as the cheap curve sees it: the secant (in log delta) of the measured point
+    # nearest the target and the next nearest at least 1% away from it (closer points differ
+    # by less than their brackets' width), then a certified point on each side of it
+    pts = sorted((abs(math.log(_centre(r)) - math.log(delta)), x, math.log(_centre(r)))
+                 for x, r in rec.seen if x > 0 and r.upper > 0)
+    pair = [q for q in pts[1:] if pts and abs(q[1] - pts[0][1]) >= 1e-2 * max(q[1], pts[0][1])]
+    bad, good = ends()
+    if pair and pair[0][2] != pts[0][2]:
+        (_, x1, y1), (_, x2, y2) = pts[0], pair[0]
+        root = x2 + (math.log(delta) - y2) * (x2 - x1) / (y2 - y1)
+        if progress is not None:
+            progress(f"eps: the quick curve puts the root near {root:.6g}")
+        for side in (1.0, -1.0):        # good side (larger eps), then bad side
+            for k in QUICK_SIDES:
+                bad, good = ends()
+                x = root * (1 + side * k)
+                if not bad < x < good:
+                    continue
+                try:
+                    r = rec.loose(x, abs_tol)
+                except NumericalError:
+                    break
+                if (r.upper <= delta) if side > 0 else (r.lower > delta):
+                    break
+        bad, good = ends()
+    # the points nearest the target last: the search steers by its latest points
+    seed = [(x, y) for _, x, y in sorted(
+        ((abs(math.log(_centre(r)) - math.log(delta)), x, math.log(_centre(r)))
+         for x, r in rec.seen if x > 0 and r.upper > 0), reverse=True)]
+    methods = ",".join(sorted({r.method for _, r in rec.seen}))
+    if not bad < good:          # brackets that contradict monotonicity: trust none of them
+        return 0.0, hi, False, "", []
+    return bad, good, bad > 0 or r0.lower > delta, methods, seed
+
+
+def _centre(r: Bound) -> float:
+    return math.sqrt(r.lower * r.upper) if r.lower > 0 else r.upper
 
 
 def estimate_epsilon(curve: Curve, delta: float, max_eps: float) -> float:

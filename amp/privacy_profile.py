@@ -66,18 +66,12 @@ def check_eps(name: str, value: object) -> float:
     """A central ``eps`` in ``[0, MAX_EPS0]`` (:data:`amp.core.validate.MAX_EPS0`), else
     :class:`ParameterError`. Larger values are refused rather than overflowing ``exp(eps)``:
     every mechanism has ``eps0 <= MAX_EPS0``, and ``delta(eps) = 0`` for ``eps >= eps0``."""
-    x = V.positive_float(name, value, allow_zero=True)
-    if x > V.MAX_EPS0:
-        raise ParameterError(f"{name} must be <= {V.MAX_EPS0:g} (delta(eps) = 0 for every "
-                             f"eps >= eps0, and eps0 <= {V.MAX_EPS0:g}), got {x:g}")
-    return x
+    return V.eps_value(value, name)
 
 
 def check_bound(bound: object) -> str:
     """``bound`` if it is ``"upper"`` or ``"lower"``, else ParameterError."""
-    if bound not in BOUNDS:
-        raise ParameterError(f"bound must be 'upper' or 'lower', got {show(bound)}")
-    return bound  # type: ignore[return-value]
+    return V.choice("bound", bound, BOUNDS, "'upper' or 'lower'")
 
 
 def laws_for(mechanism: Mechanism, bound: str, eps_hint: float | None = None,
@@ -221,7 +215,7 @@ class PrivacyProfile:
                  eps_hint: float | None = None, executor: object = None,
                  rel_tol: float | None = None, progress: object = None):
         self.mechanism = check_mechanism(mechanism)
-        self.n = V.int_at_least("n", n, 1)
+        self.n = V.users(n)
         self.bound = check_bound(bound)
         core = self.mechanism
         while isinstance(core, Subsampled):
@@ -230,9 +224,7 @@ class PrivacyProfile:
         if fixed is not None and fixed != self.n:
             raise ParameterError(f"n must be the population's number of users {fixed}, got "
                                  f"{self.n}")
-        if method not in METHODS:
-            raise ParameterError(f"method must be one of {', '.join(METHODS)}, got {show(method)}")
-        self.method = method
+        self.method = V.choice("method", method, METHODS, f"one of {', '.join(METHODS)}")
         self.executor = check_executor(executor)
         self.rel_tol = None if rel_tol is None else check_rel_tol(rel_tol)
         self.progress = as_progress(progress)
@@ -465,10 +457,16 @@ def _laws_epsilon(prof: PrivacyProfile, delta_: float, rel_tol: float,
     for i in order:
         c = curves[i]
         if best > 0:
-            try:
-                chk = c.delta_for_search(best, 0.05, abs_tol)
-            except NumericalError:
-                chk = None
+            chk = None
+            # a cheap certified curve first where one structured evaluation is costly
+            pre = getattr(c, "quick_curve", None)
+            for cur in ([pre()] if callable(pre) and pre() is not None else []) + [c]:
+                try:
+                    chk = cur.delta_for_search(best, 0.05, abs_tol)
+                except NumericalError:
+                    chk = None
+                if chk is not None and chk.upper <= delta_:
+                    break
             if chk is not None and chk.upper <= delta_:
                 parts[i] = Bound("eps", 0.0, best, prof.bound, chk.method, prof.n, c.law.label,
                                  {"delta": delta_}, details={"evaluations": 1, "pruned": True})

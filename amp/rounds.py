@@ -68,6 +68,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from amp.core.lazy import lazy
+from amp.core import memory
 from amp.core import validate as V
 from amp.core.errors import NumericalError, ParameterError
 from amp.core.result import Bound
@@ -131,7 +132,7 @@ class Round:
 
     def __post_init__(self) -> None:
         check_mechanism(self.mechanism)
-        object.__setattr__(self, "n", V.int_at_least("n", self.n, 1))
+        object.__setattr__(self, "n", V.users(self.n))
         object.__setattr__(self, "sampling", check_sampling(self.sampling))
         object.__setattr__(self, "times", check_rounds(self.times))
         if self.times > MAX_ROUNDS:
@@ -305,18 +306,19 @@ def _explicit_pair_losses(law: GPARV, n: int):
     pis = pis / pis.sum()
     al = np.array([x[1] for x in g])
     be = np.array([x[2] for x in g])
+    w1, w2 = _window(n, pis[0]), _window(n, pis[1])     # (first, last): no array yet
 
-    def window(pi: float) -> np.ndarray:
-        m, sd = n * pi, math.sqrt(n * pi * (1 - pi)) + 1
-        return np.arange(max(0, int(m - 12 * sd)), min(n, int(m + 12 * sd) + 2) + 1)
-
-    if len(g) == 3 and window(pis[0]).size * window(pis[1]).size > LOWER_POINTS:
+    if len(g) == 3 and _size(w1) * _size(w2) > LOWER_POINTS:
         loss, mass, _ = difference_pair_losses([(pi, a, b) for pi, a, b in zip(pis, al, be)],
                                                 n)
         # the grid step's range as the enumeration below would find it (window corners)
-        return loss, mass, corner_width(n, al, be, window(pis[0]), window(pis[1]))
-    h1 = window(pis[0])[:, None]
-    h2 = window(pis[1])[None, :] if len(g) == 3 else (n - h1)
+        return loss, mass, corner_width(n, al, be, np.array(w1), np.array(w2))
+    # about twenty-five float64 arrays over the enumerated counts (checked before they exist)
+    points = _size(w1) * (_size(w2) if len(g) == 3 else 1)
+    memory.check(200.0 * points, f"the lower pair's enumeration over {points:,} counts "
+                                 f"(n = {n})")
+    h1 = np.arange(w1[0], w1[1] + 1)[:, None]
+    h2 = np.arange(w2[0], w2[1] + 1)[None, :] if len(g) == 3 else (n - h1)
     h0 = n - h1 - h2
     ok = h0 >= 0
     h1, h2, h0 = np.broadcast_arrays(h1, h2, h0)
@@ -334,6 +336,17 @@ def _explicit_pair_losses(law: GPARV, n: int):
     return loss, mass, float(loss.max() - loss.min()) if loss.size else 0.0
 
 
+def _window(n: int, pi: float) -> tuple[int, int]:
+    """First and last count of the window of ``Bin(n, pi)`` enumerated by
+    :func:`_explicit_pair_losses` (12 standard deviations, plus one, each side)."""
+    m, sd = n * pi, math.sqrt(n * pi * (1 - pi)) + 1
+    return max(0, int(m - 12 * sd)), min(n, int(m + 12 * sd) + 2)
+
+
+def _size(w: tuple[int, int]) -> int:
+    return w[1] - w[0] + 1
+
+
 def _pair_is_reduced(law: GPARV, n: int) -> bool:
     """Whether :func:`_explicit_pair_losses` reduces the pair to ``D = h1 - h2`` (then its
     losses and masses are lower bounds: good for the optimistic PLD only)."""
@@ -342,9 +355,7 @@ def _pair_is_reduced(law: GPARV, n: int) -> bool:
         return False
     pis = np.array([x[0] for x in g])
     pis = pis / pis.sum()
-    size = [min(n, int(n * pi + 12 * (math.sqrt(n * pi * (1 - pi)) + 1)) + 2) + 1
-            - max(0, int(n * pi - 12 * (math.sqrt(n * pi * (1 - pi)) + 1))) for pi in pis[:2]]
-    return size[0] * size[1] > LOWER_POINTS
+    return _size(_window(n, pis[0])) * _size(_window(n, pis[1])) > LOWER_POINTS
 
 
 def _explicit_pair_pmf(law: GPARV, n: int, step: float | None, losses=None):
@@ -456,7 +467,7 @@ def compose(rounds: Iterable[object], *, delta: float | None = None, eps: float 
         raise ParameterError("give exactly one of delta (for eps) or eps (for delta)")
     points = V.int_at_least("points", points, 8)
     d_ask = None if delta is None else V.probability_open("delta", delta)
-    e_ask = None if eps is None else V.positive_float("eps", eps, allow_zero=True)
+    e_ask = None if eps is None else V.eps_value(eps)
     up, pad_up = _upper_pmf(rs, points, delta=d_ask, eps=e_ask)
     lo_pmf, pad_lo = _lower_pmfs(rs)
     total = sum(r.times for r in rs)
@@ -475,7 +486,7 @@ def compose(rounds: Iterable[object], *, delta: float | None = None, eps: float 
         e_lo = min(e_lo, e_up)
         return Bound("eps", e_lo, e_up, "upper", "pld:connect-dots", n, desc,
                      {"delta": d}, details=info)
-    e = V.positive_float("eps", eps, allow_zero=True)
+    e = V.eps_value(eps)
     d_up = min(1.0, float(up.get_delta_for_epsilon(e)) * (1 + 8 * U * up.size) + pad_up)
     d_lo = max(0.0, float(lo_pmf.get_delta_for_epsilon(e)) * (1 - 8 * U * lo_pmf.size) - pad_lo)
     return Bound("delta", min(d_lo, d_up), d_up, "upper", "pld:connect-dots", n, desc,

@@ -113,7 +113,7 @@ def compose_lower(rounds: Iterable[object], *, delta: float | None = None,
     up, pad_up = R._upper_pmf(
         rs, V.int_at_least("points", points, 8),
         delta=None if delta is None else V.probability_open("delta", delta),
-        eps=None if eps is None else V.positive_float("eps", eps, allow_zero=True))
+        eps=None if eps is None else V.eps_value(eps))
     n = rs[0].n if len({r.n for r in rs}) == 1 else None
     info = {"rounds": sum(r.times for r in rs), "pad_lower": pad_low, "pad_upper": pad_high,
             "step": A.step(low), "pair": "Theorem 5 pair (lumped), run every round"}
@@ -130,7 +130,7 @@ def compose_lower(rounds: Iterable[object], *, delta: float | None = None,
         e_lo = min(R._eps_lower(low, d + pad_low), e_hi)
         return Bound("eps", e_lo, e_hi, "lower", method, n, R._describe(rs), {"delta": d},
                      details=info)
-    e = V.positive_float("eps", eps, allow_zero=True)
+    e = V.eps_value(eps)
     d_hi = min(1.0, float(up.get_delta_for_epsilon(e)) * (1 + 8 * U * up.size) + pad_up)
     if high is not None:
         d_hi = min(d_hi, float(high.get_delta_for_epsilon(e)) * (1 + 8 * U * high.size)

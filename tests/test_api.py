@@ -3,6 +3,8 @@ the one result type and the privacy profile, against exact references."""
 
 from __future__ import annotations
 
+import decimal
+import fractions
 import math
 import re
 from pathlib import Path
@@ -123,6 +125,38 @@ def test_epsilon_for_rejects_other_objects():
 def test_bad_input_names_the_parameter(call, msg):
     with pytest.raises((ParameterError, TypeError), match=msg):
         call()
+
+
+@pytest.mark.parametrize("call, msg", [
+    # issue 37: these raised OverflowError (exp of a huge eps) and TypeError (iterating a
+    # Decimal); the checks of amp.core.validate refuse the whole class, naming the argument
+    (lambda: amp.calibrate_eps0(lambda e: amp.KRR(e, k=10), 10_000, 1e308, 1e-300),
+     r"^eps must be <= 300 "),
+    (lambda: amp.sweep("krr", n=[1000, 3000], eps0=[1.0, 2.0], delta=1e-6, k=10,
+                       bound=decimal.Decimal("0.5")), r"^bound must be 'upper' or 'lower', got "
+                                                      r"Decimal\('0.5'\)"),
+    (lambda: amp.delta(amp.KRR(1.0, k=3), 10, 10**400), "^eps must be a finite real number"),
+    (lambda: amp.delta(amp.KRR(1.0, k=3), 10, fractions.Fraction(10**400, 3)),
+     "^eps must be a finite real number"),
+    (lambda: amp.delta(amp.KRR(1.0, k=3), 10, 1e308), "^eps must be <= 300"),
+    (lambda: amp.compose([(amp.KRR(1.0, k=3), 10)], eps=1e308), "^eps must be <= 300"),
+    (lambda: amp.sweep("krr", n=10, eps0=1.0, eps=1e308, k=3), "^eps must be <= 300"),
+    (lambda: amp.epsilon(amp.KRR(1.0, k=3), 10**400, 1e-6), r"^n must be <= 1e\+18, got 1000"),
+    (lambda: amp.epsilon(amp.KRR(1.0, k=3), 1e300, 1e-6), r"^n must be <= 1e\+18"),
+    (lambda: amp.delta(amp.KRR(1.0, k=3), fractions.Fraction(10**400), 0.1),
+     "^n must be a finite real number"),
+    (lambda: amp.delta(amp.KRR(1.0, k=3), 10, 0.1, method=np.array([1, 2])),
+     "^method must be one of"),
+    (lambda: amp.delta(amp.KRR(1.0, k=3), 10, 0.1, bound=np.array([1, 2])), "^bound must be"),
+    (lambda: amp.profile(amp.KRR(1.0, k=3), 10, bound=np.array([1, 2])), "^bound must be"),
+    (lambda: amp.sweep("krr", n=10, eps0=1.0, delta=1e-6, k=3, bound=None), "^bound must be"),
+    (lambda: amp.sweep("krr", n=10, eps0=1.0, delta=1e-6, k=3, method=["auto"]),
+     "^method must be"),
+])
+def test_odd_values_are_parameter_errors_naming_the_argument(call, msg):
+    with pytest.raises(ParameterError, match=msg) as info:
+        call()
+    assert "\n" not in str(info.value) and len(str(info.value)) < 250
 
 
 def test_constructors_take_eps0_first_and_domain_by_keyword():

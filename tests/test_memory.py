@@ -66,3 +66,26 @@ def test_available_bytes_reads_the_environment(monkeypatch):
     got = memory.available_bytes()
     assert got is None or got > 0
     assert np.isclose(float(memory.show_bytes(2.5e9).split()[0]), 2.5)
+
+
+def test_the_lower_pair_of_many_rounds_is_refused_before_it_allocates(monkeypatch):
+    """Issue 37: amp.epsilon(..., bound="lower", rounds=5, sampling=0.5) built the windows of
+    the lower pair's counts (np.arange of 24 standard deviations) before any check: numpy's
+    MemoryError at n = 2**64 (132 GiB), 1 GB allocated at n = 10^15 before the refusal.
+    The windows are now sized by arithmetic and the enumeration is checked like the FFT."""
+    monkeypatch.setenv(memory.ENV, "1e9")
+    before = _peak_mb()
+    with pytest.raises(amp.NumericalError, match=r"lower pair's FFT of [\d,]+ points .* needs "
+                                                 r"about [\d.]+ GB of memory, more than the "
+                                                 r"1 GB available"):
+        amp.epsilon(amp.KRR(2.0, k=10), 10**15, 1e-6, bound="lower", rounds=5, sampling=0.5)
+    assert _peak_mb() - before < 200
+    # the enumeration of a smaller pair (below the reduction to D = h1 - h2) is checked too
+    monkeypatch.setenv(memory.ENV, "1e7")
+    with pytest.raises(amp.NumericalError, match=r"lower pair's enumeration over [\d,]+ counts "
+                                                 r"\(n = 30000\) needs about [\d.]+ MB"):
+        amp.epsilon(amp.KRR(2.0, k=10), 30_000, 1e-6, bound="lower", rounds=5, sampling=0.5)
+    # beyond int64 counts n itself is refused, naming it (the call of the issue)
+    with pytest.raises(amp.ParameterError,
+                       match=r"^n must be <= 1e\+18, got 18446744073709551616$"):
+        amp.epsilon(amp.KRR(2.0, k=10), 2**64, 1e-6, bound="lower", rounds=5, sampling=0.5)

@@ -36,7 +36,7 @@ class ContinuousDelta:
     structured = False
 
     def __init__(self, spec: LaplaceLaw, n: int, method: str = "auto", side: str = "upper"):
-        self.spec, self.n, self.method = spec, V.int_at_least("n", n, 1), method
+        self.spec, self.n, self.method = spec, V.users(n), method
         self.level = 0
         self.law = spec.law(DEFAULT_LEVEL, "lower" if side == "lower" else "upper")
         self._cache: dict[int, tuple] = {}

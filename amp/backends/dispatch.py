@@ -77,6 +77,7 @@ STRUCTURED_MIN_REL_TOL = 2e-3        # the structured path aims at `goal`, refus
 CF_MIN_N = 100_001                   # auto: the cf inversion above this n (before the FFT)
 CF_COST_RATIO = 3.0                  # auto, below CF_MIN_N: cf first when 3 cf_cost <= fft_cost
 CF_AUTO_MAX_TERMS = 1 << 21          # auto: cf gives way to the FFT beyond this many frequencies
+QUICK_MIN_N = 10**10                 # above: eps searches of structured laws ask cf first
 METHODS = ("auto", "structured", "cf", "fft", "exact")
 
 
@@ -106,10 +107,8 @@ class LawDelta:
             raise ParameterError(f"law must be a GPARV (e.g. mechanism.gparv()), got "
                                  f"{type(law).__name__}")
         self.law = law
-        self.n = V.int_at_least("n", n, 1)
-        if method not in METHODS:
-            raise ParameterError(f"method must be one of {', '.join(METHODS)}, got {show(method)}")
-        self.method = method
+        self.n = V.users(n)
+        self.method = V.choice("method", method, METHODS, f"one of {', '.join(METHODS)}")
         self.max_points = V.int_at_least("max_points", max_points, 16)
         self._structured: StructuredBackend | None = None
         if method in ("auto", "structured") and self.n > 1:
@@ -154,6 +153,21 @@ class LawDelta:
         if self._structured is not None:
             return self._delta(eps, max(tol, STRUCTURED_MIN_REL_TOL), tol, abs_tol)
         return self._delta(eps, tol, None, abs_tol)
+
+    def quick_curve(self) -> "LawDelta | None":
+        """The same law on the cf inversion (:mod:`amp.backends.cfinv`), for a structured law
+        at ``n > QUICK_MIN_N`` under ``auto``, else ``None``: there one structured evaluation
+        costs seconds and most of a gigabyte (its windows grow like ``sqrt(n)``) while a cf
+        bracket, certified too but only to ``~1e-2`` relative, costs milliseconds. The eps
+        search (:func:`amp.inversion.epsilon_of_curve`) settles ``eps = 0`` with it, or
+        narrows its interval, before any structured evaluation. Speed only: both are
+        certified brackets of the same ``delta(eps)``."""
+        if self._structured is None or self.method != "auto" or self.n <= QUICK_MIN_N:
+            return None
+        quick = self.__dict__.get("_quick")
+        if quick is None:
+            quick = self._quick = LawDelta(self.law, self.n, "cf", self.max_points)
+        return quick
 
     @property
     def precise_brackets(self) -> bool:

@@ -396,7 +396,10 @@ def population_delta(pop: Population, eps: float, *, rel_tol: float = 2e-3,
     from amp.core import validate as V
     from amp.inversion import as_progress
     from amp.pairs import check_executor
-    eps, report = V.positive_float("eps", eps, allow_zero=True), as_progress(progress)
+    eps, report = V.eps_value(eps), as_progress(progress)
+    rel_tol = V.positive_float("rel_tol", rel_tol, upper=0.5)
+    abs_tol = V.positive_float("abs_tol", abs_tol, allow_zero=True)
+    tail = V.positive_float("tail", tail, upper=1e-3)
     check_executor(executor)
     curves = victim_curves(pop, tail)
     lo, hi, worst = _max_delta(curves, eps, rel_tol, abs_tol)
@@ -594,7 +597,7 @@ def population_rounds(pop: Population, rounds: int, *, delta: float | None = Non
         e_up = pmf_epsilon_upper(up, d, pad)
         return Bound("eps", 0.0, e_up, "upper", method, pop.n,
                      desc, {"delta": d}, details=info)
-    e = V.positive_float("eps", eps, allow_zero=True)
+    e = V.eps_value(eps)
     d_up = min(1.0, float(up.get_delta_for_epsilon(e)) * (1 + 8 * U * up.size) + pad)
     return Bound("delta", 0.0, d_up, "upper", method, pop.n,
                  desc, {"eps": e}, details=info)

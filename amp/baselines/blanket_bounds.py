@@ -275,7 +275,7 @@ def _note(kind: str, laws: list[GPARV] | None, range_mode: str | None, variant: 
 def _delta(kind: str, source: object, n: int, eps: object, range_mode: str | None,
            variant: str) -> Bound | list[Bound]:
     laws, eps0 = _laws_or_generic(source)
-    n = V.int_at_least("n", n, 1)
+    n = V.users(n)
     arr, scalar = eps_array(eps)
     vals = [_delta_one(kind, laws, eps0, n, float(e), range_mode, variant) for e in arr.ravel()]
     certified = not (kind == "bennett" and variant == "balle-code")
@@ -288,7 +288,7 @@ def _delta(kind: str, source: object, n: int, eps: object, range_mode: str | Non
 def _epsilon(kind: str, source: object, n: int, delta: object, range_mode: str | None,
              variant: str, xtol: float) -> Bound | list[Bound]:
     laws, eps0 = _laws_or_generic(source)
-    n = V.int_at_least("n", n, 1)
+    n = V.users(n)
     xtol = V.positive_float("xtol", xtol, upper=0.5)
     targets, scalar = delta_targets(delta)
 

@@ -214,7 +214,7 @@ def clone_delta(eps0: float, n: int, eps: float | np.ndarray, *,
     '1.4553e-05'
     """
     eps0 = eps0_of(eps0)
-    n = V.int_at_least("n", n, 1)
+    n = V.users(n)
     tail_mass = V.positive_float("tail_mass", tail_mass, upper=1e-6)
     arr, scalar = eps_array(eps)
     w2 = 1.0 / (math.exp(eps0) + 1)
@@ -248,7 +248,7 @@ def clone_epsilon(eps0: float, n: int, delta: float | np.ndarray, *,
     the front door, ``amp.epsilon(m, n, delta, bound="clone")``, which gives the same result.
     """
     eps0 = eps0_of(eps0)
-    n = V.int_at_least("n", n, 1)
+    n = V.users(n)
     xtol = V.positive_float("xtol", xtol, upper=0.5)
     targets, scalar = delta_targets(delta)
     w2 = 1.0 / (math.exp(eps0) + 1)
@@ -325,7 +325,7 @@ def closed_form_epsilon(eps0: float, n: int, delta: float | np.ndarray, *,
     amp.core.errors.ParameterError: the closed form ... does not apply ...
     """
     eps0 = eps0_of(eps0)
-    n = V.int_at_least("n", n, 1)
+    n = V.users(n)
     variant = _check_variant(variant)
     targets, scalar = delta_targets(delta)
     vals = []
@@ -365,7 +365,7 @@ def closed_form_delta(eps0: float, n: int, eps: float | np.ndarray, *,
     1.0
     """
     eps0 = eps0_of(eps0)
-    n = V.int_at_least("n", n, 1)
+    n = V.users(n)
     variant = _check_variant(variant)
     arr, scalar = eps_array(eps)
     log_arg = 4.0 if variant == "code" else 2.0

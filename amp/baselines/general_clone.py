@@ -235,7 +235,7 @@ class GeneralCloneDecomposition:
 
     def divergence(self, n: int, eps: float) -> float:
         """``D_{e^eps}(P0^GC || P1^GC)`` by the exact formula of the module docstring."""
-        n = V.int_at_least("n", n, 1)
+        n = V.users(n)
         eps = V.positive_float("eps", eps, allow_zero=True)
         law = self.law()
         body = _enumerate(law, n, eps) if law is not None else 0.0
@@ -314,7 +314,7 @@ def general_clone_delta(decomposition: GeneralCloneDecomposition, n: int,
     if not isinstance(decomposition, GeneralCloneDecomposition):
         raise ParameterError(f"decomposition must be a GeneralCloneDecomposition, got "
                              f"{type(decomposition).__name__}")
-    n = V.int_at_least("n", n, 1)
+    n = V.users(n)
     arr, scalar = eps_array(eps)
     v = np.array([decomposition.divergence(n, float(e)) for e in arr.ravel()])
     lower, upper = v * (1 - _REL), np.minimum(v * (1 + _REL), 1.0)

@@ -100,7 +100,7 @@ def stronger_clone_claimed_delta(eps0: float, n: int, eps: float | np.ndarray, *
     """
     warnings.warn(StrongerCloneWarning(NOT_VALID), stacklevel=2)
     eps0 = eps0_of(eps0)
-    n = V.int_at_least("n", n, 1)
+    n = V.users(n)
     p = _check_p(eps0, p)
     arr, scalar = eps_array(eps)
     q, w2, lr, w0 = _family(eps0, p)
@@ -133,7 +133,7 @@ def stronger_clone_claimed_epsilon(eps0: float, n: int, delta: float | np.ndarra
     """
     warnings.warn(StrongerCloneWarning(NOT_VALID), stacklevel=2)
     eps0 = eps0_of(eps0)
-    n = V.int_at_least("n", n, 1)
+    n = V.users(n)
     p = _check_p(eps0, p)
     xtol = V.positive_float("xtol", xtol, upper=0.5)
     targets, scalar = delta_targets(delta)

@@ -68,7 +68,7 @@ MAX_N = 200
 def _check(k: object, eps0: object, n: object) -> tuple[int, float, int]:
     kk = V.int_at_least("k", k, 2)
     e0 = V.eps0_value(eps0)
-    nn = V.int_at_least("n", n, 1)
+    nn = V.users(n)
     if nn > MAX_N:
         raise ParameterError(f"n must be <= {MAX_N} for the dense count laws, got {nn}")
     return kk, e0, nn

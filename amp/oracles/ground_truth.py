@@ -333,7 +333,7 @@ class ShuffledPair:
         if isinstance(others, numbers.Integral) and not isinstance(others, bool):
             if n is None:
                 raise ParameterError("n is required when others is a single input index")
-            nn = V.int_at_least("n", n, 1)
+            nn = V.users(n)
             x2 = _input_index("others", others, k)
             zs = (x2,) * (nn - 1)
         else:
@@ -342,7 +342,7 @@ class ShuffledPair:
             except TypeError:
                 raise ParameterError(f"others must be a sequence of input indices or one "
                                      f"index, got {others!r}") from None
-            if n is not None and V.int_at_least("n", n, 1) != len(zs) + 1:
+            if n is not None and V.users(n) != len(zs) + 1:
                 raise ParameterError(f"n must equal len(others) + 1 = {len(zs) + 1}, got {n}")
         zs = tuple(sorted(zs))
         nn = len(zs) + 1

@@ -35,7 +35,7 @@ def subset_deltas(mech: JointMechanism, n: int, eps: float,
     """
     if not isinstance(mech, JointMechanism):
         raise ParameterError(f"mech must be a JointMechanism, got {show(mech)}")
-    n = V.int_at_least("n", n, 1)
+    n = V.users(n)
     eps = V.positive_float("eps", eps, allow_zero=True)
     pairs = mech.lower_pairs(subsets=True) if lower else mech.pairs()
     out = [SubsetDelta(jp.differ, jp.choice, delta_enumerate(jp.law, n, eps), jp.law.label)

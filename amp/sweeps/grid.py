@@ -142,19 +142,12 @@ def _failed(exc: BaseException) -> dict:
 
 # ----------------------------------------------------------------------------- inputs
 def _values(name: str, value: object, check) -> list:
-    """A scalar or a sequence as a non-empty list of checked values."""
+    """A number or a sequence of numbers as a non-empty list of checked values
+    (:func:`amp.core.validate.as_list`; a string is refused here, not taken as one value)."""
     if isinstance(value, (str, bytes, Mapping)):
         raise ParameterError(f"{name} must be a number or a sequence of numbers, got "
                              f"{V.show(value)}")
-    try:
-        items = list(value) if isinstance(value, Iterable) else [value]
-    except TypeError:
-        items = [value]
-    if getattr(value, "ndim", None) == 0:
-        items = [value]
-    if not items:
-        raise ParameterError(f"{name} must not be empty")
-    return [check(name, x) for x in items]
+    return V.as_list(name, value, check)
 
 
 class _Spec:
@@ -397,23 +390,19 @@ def sweep(mechanism: object, n: int | Iterable[int] | None = None,
         raise ParameterError("eps0 comes from the mechanism (an object or a matrix fixes its "
                              "own); do not pass eps0")
     eps0s = [] if eps0 is None else _values("eps0", eps0, lambda nm, x: V.eps0_value(x, nm))
-    ns = None if n is None else _values("n", n, lambda nm, x: V.int_at_least(nm, x, 1))
+    ns = None if n is None else _values("n", n, lambda nm, x: V.users(x, nm))
     if (delta is None) == (eps is None):
         raise ParameterError("give exactly one of delta (eps(delta) questions) and eps "
                              "(delta(eps) questions)")
     if delta is not None:
         given, values = "delta", _values("delta", delta, V.probability_open)
     else:
-        given, values = "eps", _values(
-            "eps", eps, lambda nm, x: V.positive_float(nm, x, allow_zero=True))
-    bounds = [bound] if isinstance(bound, str) else list(bound) if bound is not None else []
-    if not bounds:
-        raise ParameterError("bound must not be empty")
-    bounds = [check_bound(b) for b in bounds]
+        given, values = "eps", _values("eps", eps, lambda nm, x: V.eps_value(x, nm))
+    # one bound or several: anything else (bound=Decimal("0.5"), None) is refused as a bound
+    bounds = V.as_list("bound", bound, lambda nm, b: check_bound(b))
     Ts = _values("rounds", rounds, lambda nm, x: check_rounds(x))
     qs = _values("sampling", sampling, lambda nm, x: check_sampling(x))
-    if method not in METHODS:
-        raise ParameterError(f"method must be one of {', '.join(METHODS)}, got {V.show(method)}")
+    V.choice("method", method, METHODS, f"one of {', '.join(METHODS)}")
     default_tol = DEFAULT_EPS_REL_TOL if given == "delta" else DEFAULT_REL_TOL
     tol = default_tol if rel_tol is None else V.positive_float("rel_tol", rel_tol, upper=0.5)
     if progress is not None and not callable(progress):

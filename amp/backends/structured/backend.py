@@ -86,7 +86,7 @@ class StructuredBackend:
     def __init__(self, law: GPARV, n: int):
         if not isinstance(law, GPARV):
             raise ParameterError(f"law must be a GPARV, got {type(law).__name__}")
-        n = V.int_at_least("n", n, 1)
+        n = V.users(n)
         shape = structured_shape(law)
         if shape is None:
             raise ParameterError("law does not have the structured shape (atoms (1,1), (E,1), "
