@@ -110,8 +110,9 @@ def to_pld(mechanism: Mechanism, n: int, *, sampling: float = 1.0, pessimistic: 
     value_discretization_interval : float, optional
         The loss grid step. dp-accounting composes only PLDs with the same step and direction:
         the pessimistic default is dp-accounting's own default, ``1e-4``
-        (:data:`DEFAULT_STEP`), so the export composes with ``from_gaussian_mechanism(...)``
-        and the like as they come; pass another step to match PLDs built with one (a coarser
+        (:data:`~amp.pld_export.DEFAULT_STEP`), so the export composes with
+        ``from_gaussian_mechanism(...)`` and the like as they come; pass another step to
+        match PLDs built with one (a coarser
         step, e.g. ``1e-3``, gives shorter pmfs and a slightly larger, still valid, eps). The
         optimistic default is a step losing at most about ``1e-3`` in eps over 100
         self-compositions (its PLD composes only with itself).
