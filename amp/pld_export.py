@@ -112,9 +112,8 @@ def to_pld(mechanism: Mechanism, n: int, *, sampling: float = 1.0, pessimistic: 
         the pessimistic default is dp-accounting's own default, ``1e-4``
         (:data:`~amp.pld_export.DEFAULT_STEP`), so the export composes with
         ``from_gaussian_mechanism(...)`` and the like as they come; pass another step to
-        match PLDs built with one (a coarser
-        step, e.g. ``1e-3``, gives shorter pmfs and a slightly larger, still valid, eps). The
-        optimistic default is a step losing at most about ``1e-3`` in eps over 100
+        match PLDs built with one (a coarser step, e.g. ``1e-3``, gives shorter pmfs and a
+        slightly larger, still valid, eps). The optimistic default is a step losing at most about ``1e-3`` in eps over 100
         self-compositions (its PLD composes only with itself).
     points : int, default 120
         Certified grid points on each side of ``eps = 0`` (pessimistic; more: closer to
