@@ -50,10 +50,11 @@ print(json.dumps(out))
 """
 
 
-def run_tree(tree: Path, ns: list[float], timeout: float, label: str) -> dict:
+def run_tree(tree: Path, ns: list[float], timeout: float, label: str,
+             rows: list[str] = ROWS) -> dict:
     """Every case on ``tree``: ``{"mech n": result}`` (one line printed per case)."""
     out = {}
-    for mech in ROWS:
+    for mech in rows:
         for n in ns:
             key = f"{mech} n={n:g}"
             r = run_child(CHILD, [str(tree), mech, str(n)], timeout)
@@ -71,21 +72,21 @@ def cell(r: dict) -> str:
 
 def table(before: dict, after: dict) -> str:
     """The two runs side by side, one row per case, and whether the upper end moved."""
-    head = (f"{'case':<17}| {'before: time':>12} {'peak':>8}  {'bracket':<28}"
-            f"| {'after: time':>11} {'peak':>8}  {'bracket':<28}| upper end")
+    head = (f"{'case':<15}| {'before: time':>12} {'peak':>7}  {'bracket':<30}"
+            f"| {'after: time':>11} {'peak':>7}  {'bracket':<30}| upper end")
     lines = [head, "-" * len(head)]
     keys = [k for k in before] + [k for k in after if k not in before]
     for key in keys:
         b, a = before.get(key, {"error": "not run"}), after.get(key, {"error": "not run"})
-        lines.append(f"{key:<17}| {half(b)}| {half(a)}| {verdict(b, a)}")
+        lines.append(f"{key:<15}| {half(b)}| {half(a)}| {verdict(b, a)}")
     return "\n".join(lines)
 
 
 def half(r: dict) -> str:
     if "error" in r:
-        return f"{'ERROR ' + r['error'][:50]:<51}"
+        return f"{'ERROR ' + r['error'][:50]:<55}"
     lo, hi = r["bracket"]
-    return f"{r['seconds']:10.2f} s {r['peak_mb']:5.0f} MB  {f'[{lo:.6g}, {hi:.6g}]':<28}"
+    return f"{r['seconds']:8.2f} s {r['peak_mb']:5.0f} MB  {f'[{lo:.8g}, {hi:.8g}]':<30}"
 
 
 def verdict(b: dict, a: dict) -> str:
@@ -105,6 +106,7 @@ def main() -> None:
     ap.add_argument("--save", type=Path, help="write the run of --tree as JSON")
     ap.add_argument("--table", type=Path, nargs=2, metavar=("BEFORE", "AFTER"),
                     help="print two saved runs side by side")
+    ap.add_argument("--rows", nargs="+", default=ROWS, choices=ROWS)
     ap.add_argument("--timeout", type=float, default=1800)
     a = ap.parse_args()
     print("# amp.epsilon(mechanism, n, 1e-6), Table 1 rows at eps0 = 1, one process per case: "
@@ -116,12 +118,12 @@ def main() -> None:
         return
     print(f"# load average at start: {os.getloadavg()}", flush=True)
     if a.tree:
-        res = run_tree(a.tree, a.n, a.timeout, "run")
+        res = run_tree(a.tree, a.n, a.timeout, "run", a.rows)
         if a.save:
             a.save.write_text(json.dumps(res, indent=1))
         return
-    before = run_tree(a.before, a.n, a.timeout, "before") if a.before else {}
-    after = run_tree(NEW_TREE, a.n, a.timeout, "after")
+    before = run_tree(a.before, a.n, a.timeout, "before", a.rows) if a.before else {}
+    after = run_tree(NEW_TREE, a.n, a.timeout, "after", a.rows)
     print(f"# load average at end: {os.getloadavg()}", flush=True)
     print(table(before, after))
 
