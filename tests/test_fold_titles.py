@@ -197,6 +197,7 @@ SITE = Path(os.environ.get("AMP_SITE_DIR", ROOT / "_build" / "html"))
 
 
 REQUIRED = os.environ.get("AMP_REQUIRE_SITE", "") not in ("", "0")
+SMART_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
 
 
 @pytest.mark.skipif(not REQUIRED and not (SITE / "index.html").exists(),
@@ -215,6 +216,9 @@ def test_built_pages_are_titled_by_their_titles():
         heading = next(m.group(1) for t in _markdown(path)
                        for m in [re.search(r"^#\s+(.+)$", t, re.M)] if m)
         plain = re.sub(r"`([^`]*)`", r"\1", heading).replace("$", "").strip()
-        if Path(stem).name in title or not title.startswith(plain[:20]):
+        title = re.sub(r"^\d+(\.\d+)*\.\s+", "", title)     # a chapter's number: "3.3. The ..."
+        title = title.translate(SMART_QUOTES)                   # Sphinx's typography: ’ “ ”
+        # titled by its file name ("10_calculator — ..."), or not by its heading
+        if title.startswith(Path(stem).name) or not title.startswith(plain[:20]):
             bad.append(f"{stem}: {title!r}")
     assert not bad, bad
