@@ -640,7 +640,8 @@ def test_live_server_offline_and_clean(tmp_path):
                              + (["--shots", os.environ["AMP_SCREENSHOT_DIR"]]
                                 if os.environ.get("AMP_SCREENSHOT_DIR") else []),
                              capture_output=True, text=True, timeout=1200)
-        assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+        report = [ln for ln in run.stdout.splitlines() if '"problems": []' not in ln]
+        assert run.returncode == 0, "\n".join(report)[-4000:] + run.stderr[-2000:]
         assert "external requests: 0" in run.stdout
     finally:
         server.terminate()
