@@ -2,7 +2,7 @@
 # The body of `make test` (the project's one test command; .ci/run runs `make book`, then this).
 #
 # Steps, in this order (each one timed; a failing step does not hide the others, except that the
-# browser checks need what they check):
+# checks of the site need the site):
 #   1. env      .venv from requirements.txt + `pip install -e .` (stamp: instant when done),
 #               ipywidgets loader for the offline site (make venv assets)
 #   2. chromium Debian chromium for the browser checks (apt-get install, only if missing)
@@ -12,18 +12,21 @@
 #               API reference)
 #   5. install  scripts/check_install.sh: build the wheel, install it alone into a fresh venv
 #               (numpy + scipy only), `amp --version` and one CLI answer; prints the install time
-#   6. unit     pytest tests (pyproject addopts: -m 'not slow'), with the site required
-#               (AMP_REQUIRE_SITE=1: tests of the built pages fail rather than skip without it),
-#               side by side with
-#   7. nbval    pytest --nbval-lax book/ (every notebook runs top to bottom; a cell over 300 s
-#               fails; nbval bounds the kernel_info wait itself)
-#   8. browser  pytest tests/test_browser.py against _build/html
-#   9. lab      `make lab-venv` (.venv-live: JupyterLab 4, jupyterlab-myst, Voila), then
-#               tests/test_lab.py: chapter 1 and a student chapter run in JupyterLab in Chromium
-#  10. grade    `make grade-venv` (.venv-grade: nbgrader), then tests/test_assignments.py:
-#               nbgrader's generate_assignment and autograde on the problem sets, offline
-# The live app's browser check is `make live-check` (not a step yet: it failed once in four
-# fresh-clone runs with a problem on one page at 1280 px, not reproduced since; see the target).
+# Then two lanes side by side, one core each (a 2-core machine; the venvs of lanes B's later
+# steps are installed in the background from the start, mostly download and disk):
+#   lane A  unit     pytest tests (pyproject addopts: -m 'not slow'), with the site required
+#                    (AMP_REQUIRE_SITE=1: tests of the built pages fail rather than skip)
+#   lane B  nbval    pytest --nbval-lax book/ (every notebook runs top to bottom; a cell over
+#                    300 s fails; nbval bounds the kernel_info wait itself)
+#           browser  pytest tests/test_browser.py against _build/html
+#           lab-env  `make lab-venv` (.venv-live: JupyterLab 4, jupyterlab-myst, Voila)
+#           lab      tests/test_lab.py: chapter 1 and a student chapter run in JupyterLab in
+#                    Chromium
+#           live     `make live-check`: the live app (Voila) served on a free port and checked in
+#                    Chromium at 1280 and 390 px
+#           grade-env `make grade-venv` (.venv-grade: nbgrader)
+#           grade    tests/test_assignments.py: nbgrader's generate_assignment and autograde on
+#                    the problem sets, offline
 # Logs: artifacts/logs/<step>.log; screenshots: artifacts/screenshots/.
 set -euo pipefail
 
@@ -62,33 +65,43 @@ run_step() {
   return 0
 }
 
-# run_two NAME1 FUNCTION1 NAME2 FUNCTION2: two independent steps side by side (one core each on
-# a 2-core machine: the unit tests and nbval, each mostly one process). Each output goes to its
-# log and is printed when both have ended, the first step's first; each time is from the start.
-run_two() {
-  local n1=$1 c1=$2 n2=$3 c2=$4 start n rc end
-  echo
-  echo "=================================================================== [$n1 | $n2] side by side"
-  start=$(date +%s)
-  ( set +e; "$c1" > "$LOGS/$n1.log" 2>&1; echo $? > "$LOGS/$n1.rc"; date +%s > "$LOGS/$n1.end" ) &
-  local p1=$!
-  ( set +e; "$c2" > "$LOGS/$n2.log" 2>&1; echo $? > "$LOGS/$n2.rc"; date +%s > "$LOGS/$n2.end" ) &
-  local p2=$!
-  wait "$p1" "$p2" || true
-  for n in "$n1" "$n2"; do
+# Lanes: steps run in the background write artifacts/logs/<step>.{log,rc,start,end}; `collect`
+# prints each log in order when its lane has ended and records its status and time.
+lane_step() {      # lane_step NAME COMMAND...: one step of a lane (its output only to its log)
+  local name=$1; shift
+  date +%s > "$LOGS/$name.start"
+  ( set +e; "$@" > "$LOGS/$name.log" 2>&1; echo $? > "$LOGS/$name.rc" )
+  date +%s > "$LOGS/$name.end"
+  return 0
+}
+
+venv_ready() {     # venv_ready NAME PID: wait for a background venv step, then true if it passed
+  while [[ ! -f $LOGS/$1.end ]] && kill -0 "$2" 2>/dev/null; do sleep 2; done
+  [[ $(cat "$LOGS/$1.rc" 2>/dev/null) == 0 ]]
+}
+
+lane_skip() {      # lane_skip NAME REASON: a step of a lane that could not run
+  echo "NOT RUN ($2)" > "$LOGS/$1.log"; echo skip > "$LOGS/$1.rc"
+}
+
+collect() {        # collect NAME...: print and record the steps of the lanes that have ended
+  local n rc t
+  for n in "$@"; do
     echo
     echo "=================================================================== [$n]"
-    cat "$LOGS/$n.log"
+    cat "$LOGS/$n.log" 2>/dev/null || echo "(no log)"
     rc=$(cat "$LOGS/$n.rc" 2>/dev/null || echo 99)
-    end=$(cat "$LOGS/$n.end" 2>/dev/null || date +%s)
-    NAMES+=("$n"); TIMES+=("$((end - start))")
-    if [[ $rc -eq 0 ]]; then
+    t=0
+    [[ -f $LOGS/$n.start && -f $LOGS/$n.end ]] && t=$(( $(cat "$LOGS/$n.end") - $(cat "$LOGS/$n.start") ))
+    NAMES+=("$n"); TIMES+=("$t")
+    if [[ $rc == 0 ]]; then
       STATUS+=("ok")
+    elif [[ $rc == skip ]]; then
+      STATUS+=("NOT RUN ($(sed 's/^NOT RUN (//; s/)$//' "$LOGS/$n.log"))"); FAILED=1
     else
       STATUS+=("FAILED (exit $rc)"); FAILED=1
     fi
   done
-  return 0
 }
 
 skip_step() {
@@ -149,29 +162,57 @@ if last_ok; then
   SITE_OK=0; last_ok && SITE_OK=1
   run_step doctest doctests
   run_step install scripts/check_install.sh
-  run_two unit unit_tests nbval nbval_book
-  if [[ $SITE_OK -eq 1 ]]; then
-    run_step browser env AMP_REQUIRE_SITE=1 AMP_SITE_DIR="$SITE" AMP_SCREENSHOT_DIR="$SHOTS" \
-      "$BIN/python" -m pytest tests/test_browser.py -p no:cacheprovider -v
-  else
-    skip_step browser "the book did not build"
-  fi
-  run_step lab-env make --no-print-directory lab-venv
-  if last_ok; then
-    run_step lab env AMP_REQUIRE_LAB=1 AMP_SCREENSHOT_DIR="$SHOTS" \
-      "$BIN/python" -m pytest tests/test_lab.py -p no:cacheprovider -v
-  else
-    skip_step lab "no interactive venv"
-  fi
-  run_step grade-env make --no-print-directory grade-venv
-  if last_ok; then
-    run_step grade env AMP_REQUIRE_GRADE=1 "$BIN/python" -m pytest tests/test_assignments.py \
-      -p no:cacheprovider -v
-  else
-    skip_step grade "no nbgrader venv"
-  fi
+  rm -f "$LOGS"/*.rc "$LOGS"/*.start "$LOGS"/*.end
+  # the two extra venvs, in the background from now on (pip: download and disk, little CPU)
+  ( lane_step lab-env make --no-print-directory lab-venv ) &
+  VENV_LIVE=$!
+  ( lane_step grade-env make --no-print-directory grade-venv ) &
+  VENV_GRADE=$!
+  echo
+  echo "=================================================================== [unit | nbval, browser, lab, live, grade] two lanes"
+  ( lane_step unit unit_tests ) &
+  LANE_A=$!
+  (
+    lane_step nbval nbval_book
+    if [[ $SITE_OK -eq 1 ]]; then
+      lane_step browser env AMP_REQUIRE_SITE=1 AMP_SITE_DIR="$SITE" AMP_SCREENSHOT_DIR="$SHOTS" \
+        "$BIN/python" -m pytest tests/test_browser.py -p no:cacheprovider -v
+    else
+      lane_skip browser "the book did not build"
+    fi
+    if venv_ready lab-env "$VENV_LIVE"; then
+      lane_step lab env AMP_REQUIRE_LAB=1 AMP_SCREENSHOT_DIR="$SHOTS" \
+        "$BIN/python" -m pytest tests/test_lab.py -p no:cacheprovider -v
+      lane_step live env AMP_SCREENSHOT_DIR="$SHOTS" make --no-print-directory live-check
+    else
+      lane_skip lab "no interactive venv"; lane_skip live "no interactive venv"
+    fi
+    if venv_ready grade-env "$VENV_GRADE"; then
+      lane_step grade env AMP_REQUIRE_GRADE=1 "$BIN/python" -m pytest tests/test_assignments.py \
+        -p no:cacheprovider -v
+    else
+      lane_skip grade "no nbgrader venv"
+    fi
+  ) &
+  LANE_B=$!
+  lanes_t0=$(date +%s)
+  while kill -0 "$LANE_A" 2>/dev/null || kill -0 "$LANE_B" 2>/dev/null; do   # progress
+    sleep 5
+    (( ($(date +%s) - lanes_t0) % 60 < 5 )) || continue
+    line=""
+    for n in lab-env grade-env unit nbval browser lab live grade; do
+      if [[ -f $LOGS/$n.end ]]; then
+        r=$(cat "$LOGS/$n.rc" 2>/dev/null); line+=" $n:$([[ $r == 0 ]] && echo ok || echo FAILED)"
+      elif [[ -f $LOGS/$n.start ]]; then
+        line+=" $n:running"
+      fi
+    done
+    echo "[lanes $(( ($(date +%s) - lanes_t0) / 60 )) min]$line"
+  done
+  wait "$LANE_A" "$LANE_B" "$VENV_LIVE" "$VENV_GRADE" 2>/dev/null || true
+  collect unit nbval browser lab-env lab live grade-env grade
 else
-  for s in chromium book doctest install unit nbval browser lab-env lab grade-env grade; do
+  for s in chromium book doctest install unit nbval browser lab-env lab live grade-env grade; do
     skip_step "$s" "no environment"
   done
 fi

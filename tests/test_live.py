@@ -646,3 +646,70 @@ def test_live_server_offline_and_clean(tmp_path):
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+class _FakeBrowser:
+    def __init__(self):
+        self.contexts = []
+
+    def close(self):
+        pass
+
+
+class _FakePlaywright:
+    def __init__(self):
+        self.chromium = self
+
+    def launch(self, **_kw):
+        return _FakeBrowser()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _check_module():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("live_check", ROOT / "scripts" / "live" /
+                                                  "check.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.parametrize("timeouts, code, retried", [
+    (0, 0, "none"),                              # rendered at once
+    (1, 0, "slow.ipynb at 1280 px"),             # one timeout: retried, reported, passes
+    (2, 1, "slow.ipynb at 1280 px"),             # two timeouts: fails
+])
+def test_live_check_retries_a_page_that_timed_out_once(monkeypatch, capsys, tmp_path,
+                                                       timeouts, code, retried):
+    """scripts/live/check.py: a page that never rendered (playwright's TimeoutError) is tried
+    once more and the retry is printed; a second timeout, or any other error, fails."""
+    pw = pytest.importorskip("playwright.sync_api")
+    mod = _check_module()
+    calls = []
+
+    def fake_check_page(browser, base, path, shots, name=None, calculator=False, width=1280,
+                        widgets=0):
+        calls.append(path)
+        if path == "slow.ipynb" and calls.count(path) <= timeouts:
+            raise pw.TimeoutError("Timeout 240000ms exceeded.")
+        if path == "broken.ipynb":
+            raise RuntimeError("boom")
+        return {"page": path, "width": width, "problems": [], "external": []}
+
+    monkeypatch.setattr(mod, "check_page", fake_check_page)
+    monkeypatch.setattr(pw, "sync_playwright", _FakePlaywright)
+    rc = mod.main(["http://127.0.0.1:1", "--app", str(tmp_path), "--pages", "slow.ipynb",
+                   "--widths", "1280"])
+    out = capsys.readouterr().out
+    assert rc == code, out
+    assert calls == ["slow.ipynb"] * min(timeouts + 1, 2)
+    assert f"retried after a timeout: {retried}" in out
+    calls.clear()
+    assert mod.main(["http://127.0.0.1:1", "--app", str(tmp_path), "--pages", "broken.ipynb",
+                     "--widths", "1280"]) == 1
+    assert calls == ["broken.ipynb"]                 # not retried

@@ -231,6 +231,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--calculator", action="store_true")
     ap.add_argument("--widths", nargs="*", type=int, default=[1280, 390])
     args = ap.parse_args(argv)
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
     from playwright.sync_api import sync_playwright
 
     pages = args.pages if args.pages is not None else \
@@ -240,13 +241,31 @@ def main(argv: list[str] | None = None) -> int:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         for path, width in [(p, w) for p in pages for w in args.widths]:
             calc = args.calculator and path.startswith("10_")
-            try:
-                rep = check_page(browser, args.base.rstrip("/"), path, args.shots,
-                                 name="root" if path == "" else None, calculator=calc,
-                                 width=width, widgets=_widget_cells(args.app / path))
-            except Exception as exc:  # noqa: BLE001 - reported, the other pages still run
-                rep = {"page": path, "width": width,
-                       "problems": [f"{type(exc).__name__}: {exc}"]}
+            rep, first = None, None
+            for attempt in (1, 2):
+                try:
+                    rep = check_page(browser, args.base.rstrip("/"), path, args.shots,
+                                     name="root" if path == "" else None, calculator=calc,
+                                     width=width, widgets=_widget_cells(args.app / path))
+                except PlaywrightTimeout as exc:
+                    # A page that never rendered within RENDER_TIMEOUT_MS (a kernel that did
+                    # not start, on a loaded machine): tried once more, and said so. A page
+                    # that times out twice fails; any other exception fails at once.
+                    rep = {"page": path, "width": width,
+                           "problems": [f"TimeoutError (attempt {attempt}): {exc}"]}
+                    for ctx in browser.contexts:    # the timed-out page's context
+                        ctx.close()
+                    if attempt == 1:
+                        first = str(exc).splitlines()[0]
+                        print(f"RETRY {path or 'root'} at {width} px after a timeout: {first}",
+                              flush=True)
+                        continue
+                except Exception as exc:  # noqa: BLE001 - reported, the other pages still run
+                    rep = {"page": path, "width": width,
+                           "problems": [f"{type(exc).__name__}: {exc}"]}
+                break
+            if first is not None:
+                rep["retried_after"] = first
             reports.append(rep)
             print(json.dumps(rep, ensure_ascii=False), flush=True)
         browser.close()
@@ -255,8 +274,11 @@ def main(argv: list[str] | None = None) -> int:
         at = [r for r in reports if r.get("width") == width]
         print(f"{width} px: {len(at)} pages, {sum(1 for r in at if r['problems'])} with "
               "problems")
+    retried = [f"{r['page'] or 'root'} at {r['width']} px" for r in reports
+               if "retried_after" in r]
     print(f"{len(reports)} page views, {len(bad)} with problems; external requests: "
-          f"{sum(len(r.get('external', [])) for r in reports)}")
+          f"{sum(len(r.get('external', [])) for r in reports)}; retried after a timeout: "
+          f"{', '.join(retried) or 'none'}")
     return 1 if bad else 0
 
 
