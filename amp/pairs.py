@@ -32,6 +32,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from amp.core import validate as V
 from amp.core.errors import NumericalError, ParameterError
 from amp.core.floats import TINY, U
 from amp.core.result import Bound
@@ -47,16 +48,10 @@ CHUNK_ELEMENTS = 1 << 21
 
 
 def check_executor(executor: object) -> Executor | None:
-    """``executor`` if it is ``None`` or a :class:`concurrent.futures.Executor` (a thread or
-    process pool, or a Dask cluster's ``distributed.Client(...).get_executor()``); else
-    ParameterError. A bare Dask ``Client`` is refused: its ``map`` returns futures."""
-    if executor is None or isinstance(executor, Executor):
-        return executor
-    hint = (" (for Dask, pass client.get_executor())"
-            if type(executor).__name__ == "Client" else "")
-    raise ParameterError("executor must be a concurrent.futures.Executor (e.g. "
-                         f"ProcessPoolExecutor(2)) or None, got {type(executor).__name__}"
-                         f"{hint}")
+    """``executor`` checked by the one rule of every entry (:func:`amp.core.validate.executor`):
+    ``None``, a :class:`concurrent.futures.Executor`, or a Dask ``Client`` (used through its
+    ``get_executor()``); else ParameterError."""
+    return V.executor(executor)  # type: ignore[return-value]
 
 
 def run_tasks(fn: Callable, items: Sequence, executor: Executor | None) -> list:

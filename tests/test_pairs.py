@@ -290,10 +290,31 @@ def test_dask_local_cluster_executor_gives_identical_results(mech6):
     with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
                                   dashboard_address=None) as cluster, \
             distributed.Client(cluster) as client:
-        with pytest.raises(amp.ParameterError, match="get_executor"):
-            amp.epsilon(mech6, 3000, 1e-6, executor=client)
         par = amp.epsilon(mech6, 3000, 1e-6, executor=client.get_executor())
+        bare = amp.epsilon(mech6, 3000, 1e-6, executor=client)   # used via get_executor()
     assert par == serial and par.details["worst_pair"] == serial.details["worst_pair"]
+    assert bare == serial
+
+
+def test_one_executor_rule_on_every_entry(mech6):
+    """Every entry checks ``executor`` by one rule (amp.core.validate.executor): the same
+    refusal, naming the argument, from epsilon, delta, profile and sweep."""
+    class Submits:                       # has submit() but is no Executor: refused everywhere
+        def submit(self, fn, *a):
+            raise AssertionError("not to be called")
+
+    calls = [lambda ex: amp.epsilon(mech6, 3000, 1e-6, executor=ex),
+             lambda ex: amp.delta(mech6, 3000, 0.5, executor=ex),
+             lambda ex: amp.profile(mech6, 3000, executor=ex),
+             lambda ex: amp.sweep("krr", n=[300, 3000], eps0=[1.0], delta=1e-6, k=4,
+                                  executor=ex)]
+    for bad in (Submits(), "threads", 3):
+        msgs = set()
+        for call in calls:
+            with pytest.raises(amp.ParameterError, match="executor must be") as info:
+                call(bad)
+            msgs.add(str(info.value).split(", got")[0])
+        assert len(msgs) <= 2, msgs      # sweep's message adds its 'process' option
 
 
 def test_lower_bound_details_say_how_the_laws_were_chosen(monkeypatch):

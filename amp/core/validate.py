@@ -178,3 +178,24 @@ def probability_open(name: str, value: object) -> float:
     if not x < 1:
         raise ParameterError(f"{name} must be in (0, 1), got {x}")
     return x
+
+
+def executor(value: object, name: str = "executor") -> object:
+    """The one rule for every entry's ``executor`` (``amp.epsilon``, ``amp.delta``,
+    ``amp.profile``, ``amp.sweep``, ...): ``None`` (serial), a
+    :class:`concurrent.futures.Executor` (a thread or process pool; a Dask cluster's
+    ``client.get_executor()``), or a Dask ``distributed.Client``, used through its
+    ``get_executor()`` (whose ``map`` returns results in order, as an executor's does; the
+    client's own ``map`` returns futures). Anything else: :class:`ParameterError`."""
+    from concurrent.futures import Executor
+
+    if value is None or isinstance(value, Executor):
+        return value
+    get = getattr(value, "get_executor", None)
+    if type(value).__name__ == "Client" and callable(get):
+        ex = get()
+        if isinstance(ex, Executor):
+            return ex
+    raise ParameterError(f"{name} must be None, a concurrent.futures.Executor (e.g. "
+                         f"ProcessPoolExecutor(2)) or a Dask distributed.Client, got "
+                         f"{type(value).__name__}")

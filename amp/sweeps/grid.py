@@ -253,13 +253,11 @@ def _resolve_executor(executor: object, workers: object, n_tasks: int
             return None, False
         from concurrent.futures import ProcessPoolExecutor
         return ProcessPoolExecutor(max_workers=count), True
-    if isinstance(executor, Executor) or callable(getattr(executor, "submit", None)):
-        if workers is not None:
-            raise ParameterError("workers applies to the local process pool only; size the "
-                                 "executor you pass instead")
-        return executor, False     # type: ignore[return-value]
-    raise ParameterError(f"executor must be 'process', None or a concurrent.futures.Executor, "
-                         f"got {type(executor).__name__}")
+    if workers is not None:
+        raise ParameterError("workers applies to the local process pool only; size the "
+                             "executor you pass instead")
+    # the one rule of every entry: an Executor, or a Dask Client through its get_executor()
+    return V.executor(executor), False     # type: ignore[return-value]
 
 
 def _check_picklable(mechs: list[Mechanism]) -> None:
@@ -330,8 +328,9 @@ def sweep(mechanism: object, n: int | Iterable[int] | None = None,
         Where the tasks run: ``None`` the calling process, serially (unless ``workers > 1``);
         ``"process"`` a local :class:`~concurrent.futures.ProcessPoolExecutor` of ``workers``
         processes (default ``os.cpu_count()``) created and shut down by this call; or any
-        executor you own (not shut down), e.g. Dask's ``Client(...).get_executor()`` (see
-        :func:`amp.sweeps.dask_executor`). Use processes: threads of one process share its
+        executor you own (not shut down), e.g. a Dask ``Client`` or its ``get_executor()``
+        (see :func:`amp.sweeps.dask_executor`; the rule of every entry,
+        :func:`amp.core.validate.executor`). Use processes: threads of one process share its
         BLAS thread setting, which each task pins to 1.
     workers : int, optional
         ``workers > 1``: a local process pool of that size; ``1`` (or omitted): serial.
