@@ -39,6 +39,7 @@ from amp.mechanisms.mixture import Mixture, Population, Void
 from amp.backends.poisson_binomial import population_delta, population_epsilon
 from amp.privacy_profile import PrivacyProfile
 from amp.pld_export import to_pld
+from amp.rounds import Round
 from amp.sweeps import SweepTable, sweep
 
 import sys as _sys  # noqa: E402
@@ -53,7 +54,7 @@ from amp.core.version import __version__  # noqa: E402
 
 __all__ = [
     "delta", "epsilon", "epsilon_for", "profile", "calibrate_eps0", "compose", "sweep",
-    "to_pld",
+    "to_pld", "Round",
     "SweepTable",
     "Bound", "PrivacyProfile", "NEIGHBOURING",
     "AmpError", "NumericalError", "ParameterError",

@@ -354,7 +354,7 @@ def compose(rounds: Iterable[object], *, delta: float | None = None,
     """Certified ``eps(delta)`` (give ``delta``) or ``delta(eps)`` (give ``eps``) after
     heterogeneous adaptive rounds, each its own mechanism, ``n`` and sampling rate.
 
-    ``rounds``: :class:`amp.rounds.Round` objects or tuples ``(mechanism, n[, sampling[,
+    ``rounds``: :class:`amp.Round` objects or tuples ``(mechanism, n[, sampling[,
     times]])``. The bracket encloses the true composed value (:func:`amp.rounds.compose`):
     the upper end composes each round's Theorem 4 profile, the lower end each round's
     Theorem 5 pair. Needs the ``rounds`` extra (``pip install 'amp-shuffle[rounds]'``).

@@ -123,7 +123,24 @@ def check_rounds(rounds: object) -> int:
 @dataclass(frozen=True)
 class Round:
     """``times`` identical rounds of ``mechanism`` shuffled among ``n`` users, each user taking
-    part with probability ``sampling``."""
+    part with probability ``sampling``: one entry of :func:`amp.compose`'s list.
+
+    Each round is bounded by the blanket bound of Theorem 4 (§5.1) for its randomizer (the
+    subsampled one ``q R + (1 - q) void`` when ``sampling = q < 1``), and the rounds compose
+    adaptively. ``amp.epsilon(m, n, delta, rounds=T, sampling=q)`` is the same as
+    ``amp.compose([amp.Round(m, n, q, T)], delta=delta)``.
+
+    Examples
+    --------
+    >>> import amp
+    >>> r = amp.Round(amp.KRR(1.0, k=10), 5_000, sampling=0.5, times=3)
+    >>> r.n, r.sampling, r.times
+    (5000, 0.5, 3)
+    >>> amp.Round(amp.KRR(1.0, k=10), 5_000, times=0)
+    Traceback (most recent call last):
+    ...
+    amp.core.errors.ParameterError: rounds must be >= 1, got 0
+    """
 
     mechanism: Mechanism
     n: int
@@ -150,7 +167,7 @@ def _as_round(r: object) -> Round:
         return r
     if isinstance(r, tuple) and 2 <= len(r) <= 4:
         return Round(*r)
-    raise ParameterError("each round must be an amp.rounds.Round or a tuple (mechanism, n[, "
+    raise ParameterError("each round must be an amp.Round or a tuple (mechanism, n[, "
                          f"sampling[, times]]), got {type(r).__name__} {V.show(r)[:60]}")
 
 
@@ -458,7 +475,7 @@ def compose(rounds: Iterable[object], *, delta: float | None = None, eps: float 
     single = isinstance(rounds, Round) or (isinstance(rounds, tuple) and bool(rounds)
                                            and isinstance(rounds[0], Mechanism))
     if single or isinstance(rounds, (str, bytes)) or not hasattr(rounds, "__iter__"):
-        raise ParameterError("rounds must be a list of amp.rounds.Round or of tuples "
+        raise ParameterError("rounds must be a list of amp.Round or of tuples "
                              f"(mechanism, n[, sampling[, times]]), got {V.show(rounds)[:60]}")
     rs = [_as_round(r) for r in rounds]
     if not rs:

@@ -101,7 +101,7 @@ def compose_lower(rounds: Iterable[object], *, delta: float | None = None,
     single = isinstance(rounds, R.Round) or (isinstance(rounds, tuple) and bool(rounds)
                                              and isinstance(rounds[0], Mechanism))
     if single or isinstance(rounds, (str, bytes)) or not hasattr(rounds, "__iter__"):
-        raise ParameterError("rounds must be a list of amp.rounds.Round or of tuples "
+        raise ParameterError("rounds must be a list of amp.Round or of tuples "
                              f"(mechanism, n[, sampling[, times]]), got {V.show(rounds)[:60]}")
     rs = [R._as_round(r) for r in rounds]
     if not rs:
