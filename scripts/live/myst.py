@@ -350,8 +350,8 @@ def _box(kind: str, label: str, title: str, inner: str, classes: list, indent: s
 
 def _numbered(base: str, arg: str, options: dict, classes: list, body: str, indent: str,
               ctx: Context) -> str:
-    """``{exercise}`` and the numbered sphinx-proof environments: "Exercise 5.2 (★★ title)",
-    "Theorem 5.1 (title)", numbered as the site (:func:`prepare.book_context`)."""
+    """``{exercise}`` and the sphinx-proof environments: "Exercise 5.2 (★★ title)",
+    "Definition 2.1 (title)", "Theorem 3 (§4.2): title" (unnumbered), numbered as the site (:func:`prepare.book_context`)."""
     label = options.get("label", "").strip()
     table = ctx.exercises if base == "exercise" else ctx.proofs
     if label:
@@ -363,8 +363,13 @@ def _numbered(base: str, arg: str, options: dict, classes: list, body: str, inde
     if "nonumber" in options:
         num = ""
     title = f"{_kind_title(base)} {num}".strip()
-    if arg:
+    if arg and base == "exercise":
         title += f" ({_inline(arg, ctx)})"
+    elif arg:
+        # the book's proof_title_format is "%t": a box from the paper is unnumbered and its
+        # title carries the paper's name ("Theorem" + "3 (§4.2): ..."); a numbered box has its
+        # title in parentheses already ("Definition 2.1" + "(Hockey-stick divergence; §2)")
+        title += f" {_inline(arg, ctx)}"
     inner = convert(body, ctx).strip("\n")
     return _box("proof-" + base if base != "exercise" else "exercise", label, title, inner,
                 classes, indent)
