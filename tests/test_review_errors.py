@@ -320,7 +320,7 @@ def test_lab_line_counts_agree_with_the_code_and_the_syllabus():
     assert ("in seventeen lines of numpy (six for the GPARV of $k$-RR, eleven for the algorithm)"
             in lab)
     assert "The folded code cell above: eleven lines, comments aside." in lab
-    assert "The plain Algorithm 4 fits in eleven lines" in lab
+    assert "The plain Algorithm 4 (§5.2) fits in eleven lines" in lab
     syllabus = _flat((BOOK / "syllabus.md").read_text(encoding="utf-8"))
     assert "a few dozen lines of numpy" not in syllabus
-    assert "the plain Algorithm 4 in eleven lines of numpy" in syllabus
+    assert "the plain Algorithm 4 (§5.2) in eleven lines of numpy" in syllabus
