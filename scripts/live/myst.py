@@ -9,7 +9,8 @@ and does not. Everything MyST-specific is rewritten here:
   ``{dropdown}`` and ``{toggle}`` become a collapsed ``<details>``; ``{math}`` becomes
   ``$$ ... $$``; ``{code-block}`` / ``{code}`` a fenced code block; ``{rubric}`` a bold line;
   any other directive a framed ``<div>`` titled by its name. A note that points readers to
-  ``make live`` (the static site's pointer to this app) is dropped.
+  ``make live`` or links to the preface's *Running the book* (the static site's pointers to
+  this app) is dropped.
 * sphinx-exercise: ``{exercise}`` becomes a framed ``<div id="ex-5-2">`` titled
   **Exercise 5.2 (★★ title)**, numbered as the site numbers it (per chapter, in order);
   ``{solution} ex-5-2`` a collapsed ``<details>`` "Solution to Exercise 5.2 (★★ title)" (a
@@ -286,7 +287,8 @@ def _render_directive(name: str, arg: str, options: dict, body: str, indent: str
                       ctx: Context) -> str:
     classes = options.get("class", "").split()
     base = name.split(":")[-1]
-    if ctx.drop_live_pointers and "make live" in body and base in ADMONITIONS:
+    if (ctx.drop_live_pointers and base in ADMONITIONS
+            and ("make live" in body or "<running-the-book>" in body)):
         return ""
     if base == "math":
         inner = convert(body, ctx).strip()
