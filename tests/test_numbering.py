@@ -33,8 +33,9 @@ MENTION = re.compile(r"\b(Theorem|Lemma|Property|Algorithm|Remark|Example) "
                      r"(?![\d.]*\d)(?! (?:of|in) (?:\(|[A-Z]))")
 FULL = r"\b{kind} {num} \(§\d"
 FORBIDDEN = [
-    (re.compile(OBJ + r" \d+(?:\.0)? of (?:the paper|Section|§)"), "'of the paper' / 'of Section'"),
-    (re.compile(OBJ + r" \d+(?:\.0)?'?s? \(Section"), "'(Section x.y)' instead of '(§x.y)'"),
+    (re.compile(OBJ + r"\s+\d+(?:\.0)?\s+of\s+(?:the\s+paper|Section|§)"),
+     "'of the paper' / 'of Section'"),
+    (re.compile(OBJ + r"\s+\d+(?:\.0)?(?:'s)?\s+\(Section"), "'(Section x.y)' instead of '(§x.y)'"),
     (re.compile(r"\b(?:Theorem|Lemma|Property|Remark|Algorithm) \d+\.\d+\b"
                 r"(?! (?:of|in) [A-Z])"),
      "a book-numbered theorem (Theorem 4.1) in prose: name the paper's object"),
@@ -122,6 +123,7 @@ def test_the_rule_is_stated_once_in_how_to_read():
     ("By Theorem 4 of Section 5.1, ...", 1),            # "of Section"
     ("By Theorem 4 (Section 5.1), ...", 2),
     ("By Theorem 4.1, the bound ...", 1),
+    ("the pair of Theorem 5\n(Section 5.3) is", 2),
     ("By Theorem 4 (§5.1), the bound. Theorem 4 again.", 0),
     ("Theorem 4 (§5.1).\n\nTheorem 4 in a new paragraph.", 1),
     ("Lemma 5.3 of Balle et al. and Lemma 2 (§5.1).", 0),
