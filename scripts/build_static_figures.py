@@ -497,7 +497,7 @@ def ch14() -> dict:
                               "note": note + ".", "series": ser}
         print(f"ch14 {names[i]} eps0={eps0s[j]}: {upper} {lower} {c['vr']}", flush=True)
     return {
-        "id": "ch14-numeric", "chapter": "14_numeric_populations",
+        "id": "ch14-numeric", "chapter": "14_numeric_data",
         "caption": f"Central ε against n of a numeric randomizer at δ = {dtext(delta)}: amp's "
                    "certified bracket and the variation-ratio number (uncertified).",
         "controls": [select("randomizer", "randomizer", names, default="piecewise mechanism"),
@@ -536,7 +536,7 @@ def ch14mean() -> dict:
                               "note": note, "series": ser}
         print(f"ch14mean {names[i]} eps={epss[j]}: eps0 {r['eps0']}", flush=True)
     return {
-        "id": "ch14mean-error", "chapter": "14_numeric_populations",
+        "id": "ch14mean-error", "chapter": "14_numeric_data",
         "caption": "Worst-case root-mean-squared error of the estimated mean of n inputs in "
                    f"[−1, 1] at central (ε, δ = {dtext(delta)}): local only, shuffled, central.",
         "controls": [select("randomizer", "randomizer", names, default="Duchi et al."),

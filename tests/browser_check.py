@@ -583,7 +583,7 @@ STATIC_FIGURE_PAGES = {
     "book/07_experiments.html": ["amp-jsfig-ch07-experiment-panel"],
     "book/11_many_rounds.html": ["amp-jsfig-ch11-rounds"],
     "book/12_accuracy.html": ["amp-jsfig-ch12-one-draw"],
-    "book/14_numeric_populations.html": ["amp-jsfig-ch14-numeric", "amp-jsfig-ch14mean-error"],
+    "book/14_numeric_data.html": ["amp-jsfig-ch14-numeric", "amp-jsfig-ch14mean-error"],
 }
 
 # The state of one figure: its plot (SVG markup), the grid-point sentence, its layout.

@@ -1,5 +1,5 @@
-"""Chapter 14 (numeric data and mixed populations): the notebook's shape, and its two worst-pair
-propositions against an independent oracle.
+"""Chapters 14 (numeric data) and 15 (the Laplace mechanism and mixed populations): the notebooks'
+shape, and chapter 14's two worst-pair propositions against an independent oracle.
 
 The oracle rebuilds each pair's GPARV law from the randomizers' definitions (interval lengths
 times density levels, written out here, not taken from ``amp``) and computes Theorem 4's bound
@@ -19,74 +19,107 @@ import pytest
 import amp
 
 BOOK = Path(__file__).resolve().parent.parent / "book"
-NB = BOOK / "14_numeric_populations.ipynb"
+NB = BOOK / "14_numeric_data.ipynb"
+NB15 = BOOK / "15_laplace_populations.ipynb"
 FORBIDDEN = re.compile(r"\b20\d\d-\d\d-\d\d\b|\b\d cores?\b|shared machine|this machine|"
                        r"peak memory|wall time")
+BOTH = pytest.mark.parametrize("nb", [NB, NB15], ids=["ch14", "ch15"])
 
 
-def _cells() -> list[dict]:
-    return json.loads(NB.read_text(encoding="utf-8"))["cells"]
+def _cells(nb: Path = NB) -> list[dict]:
+    return json.loads(nb.read_text(encoding="utf-8"))["cells"]
 
 
-def _markdown() -> str:
-    return "\n".join("".join(c["source"]) for c in _cells() if c["cell_type"] == "markdown")
+def _markdown(nb: Path = NB) -> str:
+    return "\n".join("".join(c["source"]) for c in _cells(nb) if c["cell_type"] == "markdown")
 
 
 # ------------------------------------------------------------------------------ notebook shape
-def test_committed_without_outputs():
-    for c in _cells():
+@BOTH
+def test_committed_without_outputs(nb):
+    for c in _cells(nb):
         if c["cell_type"] == "code":
             assert c["outputs"] == [] and c["execution_count"] is None, c["id"]
 
 
-def test_opens_with_what_you_learn_and_closes_with_a_summary():
-    cells = _cells()
+@pytest.mark.parametrize("nb, title", [(NB, "# Numeric data\n"),
+                                       (NB15, "# The Laplace mechanism and mixed populations\n")],
+                         ids=["ch14", "ch15"])
+def test_opens_with_what_you_learn_and_closes_with_a_summary(nb, title):
+    cells = _cells(nb)
     first = "".join(cells[0]["source"])
-    assert first.startswith("# Numeric data and mixed populations")
+    assert first.startswith(title)
     assert "**In this chapter you will learn**" in first
     assert "".join(cells[-1]["source"]).startswith("## Summary")
     assert "remove-cell" in cells[1]["metadata"].get("tags", [])
     assert "from coursekit import check" in "".join(cells[1]["source"])
 
 
-def test_propositions_with_proofs():
-    md = _markdown()
-    for label in ("prop-14-duchi", "prop-14-window"):
-        m = re.search(r"```\{prf:proposition\}[^\n]*\n:label: " + label + r"\n(.*?)```\s*"
+@pytest.mark.parametrize("nb, labels", [(NB, ("prop-14-duchi", "prop-14-window")),
+                                        (NB15, ("prop-15-laplace",))], ids=["ch14", "ch15"])
+def test_propositions_with_proofs(nb, labels):
+    md = _markdown(nb)
+    for label in labels:
+        m = re.search(r"```\{prf:proposition\} \([^\n]*\)\n:label: " + label + r"\n(.*?)```\s*"
                       r"```\{prf:proof\}", md, re.S)
         assert m, f"{label}: a prf:proposition followed by its prf:proof"
         assert f"{{prf:ref}}`{label}`" in md
-    assert "{prf:ref}`Theorem 4 of Section 5.1 <thm-4-s5-1>`" in md
+    assert "{prf:ref}`Theorem 4 (§5.1) <thm-4-s5-1>`" in md
 
 
-def test_figures_are_captioned_and_referenced():
-    md = _markdown()
+def test_laplace_proof_has_a_sketch_before_it():
+    """The Laplace worst pair: a readable three-move sketch precedes the proof box, and the
+    proof names the same three moves."""
+    md = _markdown(NB15)
+    sketch, box = md.split("```{prf:proposition} (The worst pair of the Laplace mechanism)", 1)
+    sketch = sketch.rsplit("## The worst pair of the Laplace mechanism", 1)[1]
+    for k, name in enumerate(("From the convex order to tests", "The shape of the best test",
+                              "Move the test to the ends"), start=1):
+        assert f"{k}. **{name}.**" in sketch
+    proof = box.split("```{prf:proof}", 1)[1].split("```", 1)[0]
+    assert all(f"move {k})" in proof for k in (1, 2, 3))
+
+
+@pytest.mark.parametrize("nb, expected", [(NB, ["fig-14-mean"]),
+                                          (NB15, ["fig-15-laplace", "fig-15-populations"])],
+                         ids=["ch14", "ch15"])
+def test_figures_are_captioned_and_referenced(nb, expected):
+    md = _markdown(nb)
     names = []
-    for c in _cells():
+    for c in _cells(nb):
         fig = c["metadata"].get("mystnb", {}).get("figure")
         if fig:
             assert len(fig["caption"]) > 80
             names.append(fig["name"])
-    assert names == ["fig-14-mean", "fig-14-populations"]
+    assert names == expected
     for name in names:
         assert f"{{numref}}`{name}`" in md
 
 
-def test_no_machine_talk_and_laplace_section():
-    md = _markdown()
+@BOTH
+def test_no_machine_talk(nb):
+    md = _markdown(nb)
     assert not FORBIDDEN.search(md)
     assert "not implemented" not in md
-    assert ":label: prop-14-laplace" in md and "{prf:ref}`prop-14-laplace`" in md
 
 
-def test_hidden_asserts_and_checked_answer():
-    cells = _cells()
+def test_laplace_section_is_in_chapter_15():
+    assert ":label: prop-15-laplace" in _markdown(NB15)
+    assert "prop-15-laplace" not in _markdown(NB) and "## The Laplace mechanism" not in _markdown(NB)
+
+
+@pytest.mark.parametrize("nb, hidden_min, ks", [(NB, 9, (2, 4, 5)), (NB15, 5, (1, 3))],
+                         ids=["ch14", "ch15"])
+def test_hidden_asserts_and_checked_answer(nb, hidden_min, ks):
+    cells = _cells(nb)
     hidden = [c for c in cells if "remove-cell" in c["metadata"].get("tags", [])]
-    assert sum("assert" in "".join(c["source"]) for c in hidden) >= 9
+    assert sum("assert" in "".join(c["source"]) for c in hidden) >= hidden_min
     answers = [c for c in cells if "answer" in c["metadata"].get("tags", [])]
-    assert len(answers) == 4
-    for cell, k in zip(answers, (2, 5, 6, 7)):
-        assert re.search(rf"^answer_14_{k} = .*  # solution$", "".join(cell["source"]), re.M)
+    assert len(answers) == len(ks)
+    chapter = 14 if nb == NB else 15
+    for cell, k in zip(answers, ks):
+        assert re.search(rf"^answer_{chapter}_{k} = .*  # solution$", "".join(cell["source"]),
+                         re.M)
 
 
 # ------------------------------------------------------------------------------ the oracle

@@ -237,9 +237,11 @@ def test_exercise_and_theorem_numbers_follow_the_site():
         if m:
             assert num == f"3.{in_ch3 + int(m.group(1))}", (label, num)
     assert ctx.exercises["ex-5-2"][:2] == ("05_new_algorithm", "5.2")
-    for label, kind, num in [("thm-4-s5-1", "theorem", "5.1"), ("thm-5-s5-3", "theorem", "5.2"),
+    # the paper's objects are unnumbered by the book (named "Theorem 4 (§5.1)"); the definitions
+    # the paper leaves unnumbered keep the book's numbers
+    for label, kind, num in [("thm-4-s5-1", "theorem", ""), ("thm-5-s5-3", "theorem", ""),
                              ("def-parv", "definition", "5.1"), ("def-gparv", "definition", "5.2"),
-                             ("lem-2-s5-1", "lemma", "5.1"), ("alg-4", "algorithm", "5.1")]:
+                             ("lem-2-s5-1", "lemma", ""), ("alg-4", "algorithm", "")]:
         assert ctx.proofs[label][1:3] == (kind, num), label
     for label, (doc, kind, num, _title) in ctx.proofs.items():
         assert kind in myst.PROOF_KINDS
@@ -461,11 +463,12 @@ def course(tmp_path) -> Path:
     (book / "engine" / "x.md").write_text("# Inside amp: chapter one\n")
     one = _nb([
         _md("# Chapter one\n\n$$\na\n$$ (one-a)\n\n"
-            "```{prf:definition} A term (Section 1)\n:label: def-a\n\nA {term}`GPARV` is "
+            "```{prf:definition} (A term; §1)\n:label: def-a\n\nA {term}`GPARV` is "
             "{term}`a law <law>`.\n```\n\n"
-            "````{prf:theorem} Theorem 9 of the paper (§1.1)\n:label: thm-a\n\nStatement\n\n"
+            "````{prf:theorem} (A statement)\n:label: thm-a\n\nStatement\n\n"
             "$$\nb\n$$ (one-b)\n````\n\n```{prf:proof}\nEasy.\n```\n\n"
             "```{prf:lemma}\nAn unlabelled lemma.\n```\n\n"
+            "```{prf:theorem} 9 (§1.1): from the paper\n:label: thm-p\n:nonumber:\n\nS.\n```\n\n"
             "See {prf:ref}`thm-a`, {prf:ref}`the definition <def-a>`, {ref}`ex-1-2`, "
             "{ref}`ex-2-1`, {ref}`ex-1b-1`, {doc}`engine/x`, {term}`hockey-stick divergence`, "
             "{eq}`one-b`, {numref}`ex-1-1`."),
@@ -497,7 +500,8 @@ def test_course_notebook(course, tmp_path):
     ctx = prepare.book_context(course)
     assert ctx.exercises["ex-1-1"] == ("01_one", "1.1", "★ First")
     assert ctx.exercises["ex-1b-1"][1] == "1.3" and ctx.exercises["ex-2-1"][1] == "2.1"
-    assert ctx.proofs["thm-a"] == ("01_one", "theorem", "1.1", "Theorem 9 of the paper (§1.1)")
+    assert ctx.proofs["thm-a"] == ("01_one", "theorem", "1.1", "(A statement)")
+    assert ctx.proofs["thm-p"][2] == ""                       # :nonumber: (a box from the paper)
     assert ctx.proofs["def-a"][1:3] == ("definition", "1.1")
     assert ctx.proofs["thm-b"][2] == "1.2"                   # the section continues chapter 1
     assert ctx.unlabelled[("01_one", "lemma", "")] == "1.1"
@@ -514,9 +518,10 @@ def test_course_notebook(course, tmp_path):
     code = [s for c, s in zip(cells, srcs) if c["cell_type"] == "code"]
     assert "$$\na\n\\tag{1.1}\n$$" in md and "$$\nb\n\\tag{1.2}\n$$" in md
     assert ('<div class="amp-admonition amp-proof-definition" id="def-a">\n\n'
-            "**Definition 1.1 (A term (Section 1))**\n\nA GPARV is a law.") in md
+            "**Definition 1.1 (A term; §1)**\n\nA GPARV is a law.") in md
     assert ('<div class="amp-admonition amp-proof-theorem" id="thm-a">\n\n'
-            "**Theorem 1.1 (Theorem 9 of the paper (§1.1))**\n\nStatement") in md
+            "**Theorem 1.1 (A statement)**\n\nStatement") in md
+    assert "**Theorem 9 (§1.1): from the paper**\n\nS." in md
     assert ('<div class="amp-admonition amp-proof">\n\n*Proof.* Easy.\n\n'
             '<p style="text-align: right">∎</p>') in md
     assert "**Lemma 1.1**\n\nAn unlabelled lemma." in md

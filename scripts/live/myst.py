@@ -9,7 +9,8 @@ and does not. Everything MyST-specific is rewritten here:
   ``{dropdown}`` and ``{toggle}`` become a collapsed ``<details>``; ``{math}`` becomes
   ``$$ ... $$``; ``{code-block}`` / ``{code}`` a fenced code block; ``{rubric}`` a bold line;
   any other directive a framed ``<div>`` titled by its name. A note that points readers to
-  ``make live`` (the static site's pointer to this app) is dropped.
+  ``make live`` or links to the preface's *Running the book* (the static site's pointers to
+  this app) is dropped.
 * sphinx-exercise: ``{exercise}`` becomes a framed ``<div id="ex-5-2">`` titled
   **Exercise 5.2 (★★ title)**, numbered as the site numbers it (per chapter, in order);
   ``{solution} ex-5-2`` a collapsed ``<details>`` "Solution to Exercise 5.2 (★★ title)" (a
@@ -286,7 +287,8 @@ def _render_directive(name: str, arg: str, options: dict, body: str, indent: str
                       ctx: Context) -> str:
     classes = options.get("class", "").split()
     base = name.split(":")[-1]
-    if ctx.drop_live_pointers and "make live" in body and base in ADMONITIONS:
+    if (ctx.drop_live_pointers and base in ADMONITIONS
+            and ("make live" in body or "<running-the-book>" in body)):
         return ""
     if base == "math":
         inner = convert(body, ctx).strip()
@@ -350,8 +352,8 @@ def _box(kind: str, label: str, title: str, inner: str, classes: list, indent: s
 
 def _numbered(base: str, arg: str, options: dict, classes: list, body: str, indent: str,
               ctx: Context) -> str:
-    """``{exercise}`` and the numbered sphinx-proof environments: "Exercise 5.2 (★★ title)",
-    "Theorem 5.1 (title)", numbered as the site (:func:`prepare.book_context`)."""
+    """``{exercise}`` and the sphinx-proof environments: "Exercise 5.2 (★★ title)",
+    "Definition 2.1 (title)", "Theorem 3 (§4.2): title" (unnumbered), numbered as the site (:func:`prepare.book_context`)."""
     label = options.get("label", "").strip()
     table = ctx.exercises if base == "exercise" else ctx.proofs
     if label:
@@ -363,8 +365,13 @@ def _numbered(base: str, arg: str, options: dict, classes: list, body: str, inde
     if "nonumber" in options:
         num = ""
     title = f"{_kind_title(base)} {num}".strip()
-    if arg:
+    if arg and base == "exercise":
         title += f" ({_inline(arg, ctx)})"
+    elif arg:
+        # the book's proof_title_format is "%t": a box from the paper is unnumbered and its
+        # title carries the paper's name ("Theorem" + "3 (§4.2): ..."); a numbered box has its
+        # title in parentheses already ("Definition 2.1" + "(Hockey-stick divergence; §2)")
+        title += f" {_inline(arg, ctx)}"
     inner = convert(body, ctx).strip("\n")
     return _box("proof-" + base if base != "exercise" else "exercise", label, title, inner,
                 classes, indent)
