@@ -12,6 +12,9 @@ neighbouring datasets (replace-one), both directions included (the pairs are ord
 ``bound="lower"``: Theorem 5, the exact shuffled divergence of the explicit pair
 ``X0 = (x0, x2, ..., x2)``, ``X1 = (x1, x2, ..., x2)``, maximised over the third inputs ``x2``
 (for matrices, at the worst pair of the upper bound): the true privacy curve is at least this.
+A fixed :class:`~amp.mechanisms.mixture.Population`'s pair has the victim in one group and a
+background per group; its divergence is bounded from below through a count statistic, the
+maximum over the victim's group (:mod:`amp.backends.population_lower`).
 
 A matrix mechanism (``d (d - 1)`` ordered pairs) keeps its pair laws as arrays
 (:class:`amp.pairs.PairSet`): its upper bound is the certified maximum computed by pruning
@@ -36,7 +39,9 @@ from amp.core.floats import U
 from amp.backends.dispatch import DEFAULT_ABS_TOL, DEFAULT_REL_TOL, METHODS, LawDelta
 from amp.mechanisms.gparv import GPARV
 from amp.mechanisms.joint import JointMechanism
+from amp.mechanisms.mixture import Population
 from amp.backends.continuous import make_curve
+from amp.backends.population_lower import lower_pairs
 from amp.mechanisms.base import MatrixMechanism, Mechanism
 from amp.mechanisms.subsampled import Subsampled
 from amp.pairs import PairSet, check_executor, delta_max
@@ -151,6 +156,17 @@ def worst_pair(mechanism: Mechanism, eps: float | None, n: int | None) -> tuple[
     return int(x0), int(x1)
 
 
+def per_round_population(mechanism: Mechanism) -> Population | None:
+    """The fixed population one round of ``mechanism`` is (every group subsampled at the
+    product of the rates of the :class:`Subsampled` layers around it), else ``None``."""
+    q, core = 1.0, mechanism
+    while isinstance(core, Subsampled):
+        q, core = q * core.q, core.inner
+    if not isinstance(core, Population):
+        return None
+    return core if q == 1.0 else Population([(n, Subsampled(m, q)) for n, m in core.groups])
+
+
 class PrivacyProfile:
     """Certified ``delta(eps)`` of ``mechanism`` shuffled among ``n`` users.
 
@@ -237,6 +253,15 @@ class PrivacyProfile:
         if laws is None and self.bound == "upper" and is_matrix(self.mechanism):
             self.pairs = PairSet(self.mechanism.matrix(), self.mechanism.eps0,
                                  self.mechanism.name)
+            return
+        pop = per_round_population(self.mechanism)
+        if laws is None and self.bound == "lower" and pop is not None:
+            # Theorem 5's pair of a fixed population: one certified curve per victim group
+            self._curves = lower_pairs(pop.stacked, [g for g, _ in pop.groups], pop.name)
+            self._laws = [c.law for c in self._curves]      # their labels
+            self.selection = {"lower_selection": "per victim group: the pair of largest "
+                              "total variation, each group's background of least variance "
+                              "of the count statistic (any choice is a valid lower bound)"}
             return
         if laws is None and self.bound == "lower" and _picks_pair(self.mechanism):
             laws, self.selection = lower_selection(self.mechanism, eps_hint, self.n)

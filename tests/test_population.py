@@ -135,7 +135,7 @@ def test_mixture_of_matrices_uses_the_tagged_matrix(rng):
     lambda: Population([(2, amp.KRR(1.0, k=3)), (2, amp.KRR(1.0, k=4))]),
     lambda: Population([(2, amp.RAPPOR(1.0))]),
     lambda: amp.delta(Population([(2, amp.KRR(1.0, k=3))]), 3, 0.1),
-    lambda: amp.delta(Population([(2, amp.KRR(1.0, k=3))]), 2, 0.1, bound="lower"),
+    lambda: amp.delta(Population([(2, amp.KRR(1.0, k=3))]), 2, 0.1, bound="lower", rounds=2),
 ])
 def test_bad_input(bad):
     with pytest.raises(ParameterError):

@@ -341,8 +341,9 @@ def front_door_population(m: object, n: int, bound: str) -> Population:
     if isinstance(n, bool) or not isinstance(n, int) or n != m.n:
         raise ParameterError(f"n must be the population's number of users {m.n}, got {n!r}")
     if bound != "upper":
-        raise ParameterError("a fixed population has no Theorem 5 lower bound here (the other "
-                             "users are not identically distributed); use bound='upper'")
+        raise ParameterError("bound='lower' of a fixed population is one round of its Theorem 5 "
+                             "pair (amp.backends.population_lower); it is not composed over "
+                             "rounds > 1 here: use bound='upper' or rounds=1")
     return m
 
 

@@ -337,8 +337,10 @@ class Population(Mechanism):
         return dedupe_laws(laws)
 
     def lower_laws(self, pair=None, *, backgrounds: bool = True) -> list[GPARV]:
-        raise ParameterError("a fixed population has no Theorem 5 lower bound here (the other "
-                             "users are not identically distributed)")
+        raise ParameterError("a fixed population's Theorem 5 pair is not one GPARV law (the "
+                             "other users are not identically distributed): its lower bound "
+                             "is amp.delta/amp.epsilon/amp.profile with bound='lower' "
+                             "(amp.backends.population_lower)")
 
     def describe(self) -> str:
         return f"{self.name}, baseline (common blanket)"
