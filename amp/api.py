@@ -32,7 +32,9 @@ from amp.mechanisms.subsampled import Subsampled
 from amp.rounds_lower import compose_lower
 from amp.baselines import BOUNDS as BASELINES
 from amp.frontdoor import (BOUND_CHOICES, ROUNDS_WHY, baseline_answer, check_bound_choice,
-                           check_method, no_method, population_answer, report_line, width_ok)
+                           backend, check_method, no_method, population_answer, report_line,
+                           width_ok)
+from amp.backends.population_upper import max_delta
 
 __all__ = ["profile", "delta", "epsilon", "epsilon_for", "epsilon_estimate", "calibrate_eps0",
            "compose",
@@ -214,7 +216,7 @@ def delta(mechanism: Mechanism, n: int, eps: float | Iterable[float], *, bound: 
                  compose_lower([R.Round(mechanism, n, q, T)], eps=e))
             return report_line(report, width_ok(b, tol, f"with rounds={T}", ROUNDS_WHY))
         return [one(e) for e in eps_] if isinstance(eps_, list) else one(eps_)
-    prof = PrivacyProfile(_sampled(mechanism, q), n, bound=bound, method=method,
+    prof = PrivacyProfile(_sampled(mechanism, q), n, bound=bound, method=backend(method),
                           eps_hint=None if isinstance(eps_, list) else eps_, executor=ex)
     return prof.delta(eps_, rel_tol=DEFAULT_REL_TOL if tol is None else tol, progress=report,
                       strict=strict)
@@ -337,7 +339,7 @@ def epsilon(mechanism: Mechanism, n: int, delta: float | Iterable[float], *,
                  compose_lower([R.Round(mechanism, n, q, T)], delta=d))
             return report_line(report, width_ok(b, tol, f"with rounds={T}", ROUNDS_WHY))
         return [one(d) for d in deltas] if isinstance(deltas, list) else one(deltas)
-    prof = PrivacyProfile(_sampled(mechanism, q), n, bound=bound, method=method,
+    prof = PrivacyProfile(_sampled(mechanism, q), n, bound=bound, method=backend(method),
                           executor=ex)
     return prof.epsilon(deltas, rel_tol=DEFAULT_EPS_REL_TOL if tol is None else tol,
                         progress=report, strict=strict)
@@ -486,15 +488,17 @@ class _FamilyCurve:
         self.used: set[str] = set()
 
     def delta_for_search(self, eps0: float, tol: float, abs_tol: float) -> Bound:
-        if self.method == "poisson-binomial":      # a family of fixed populations
+        m = check_mechanism(self.make(eps0))
+        if self.method == "poisson-binomial":      # the old name of a population's bound
             from amp.backends import poisson_binomial as PB
-            pop = PB.front_door_population(check_mechanism(self.make(eps0)), self.n, "upper")
-            r = PB.population_delta(pop, self.eps, rel_tol=max(tol, STRUCTURED_MIN_REL_TOL),
-                                    abs_tol=abs_tol)
-            self.used.add(r.method)
-            return r
-        prof = PrivacyProfile(check_mechanism(self.make(eps0)), self.n, method=self.method)
+            PB.front_door_population(m, self.n, "upper")
+        prof = PrivacyProfile(m, self.n, method=backend(self.method))
         tol = max(tol, STRUCTURED_MIN_REL_TOL)
+        if prof.population is not None:             # a family of fixed populations
+            lo, hi, _ = max_delta(prof.curves, self.eps, tol, abs_tol)
+            self.used.add("poisson-binomial")
+            return Bound("delta", min(lo, hi), hi, "upper", ",".join(sorted(self.used)),
+                         self.n, inputs={"eps": self.eps})
         if prof.pairs is not None:
             # a matrix: the pruned maximum over its pairs (amp.pairs.delta_max)
             res = delta_max(prof.pairs, self.n, self.eps, rel_tol=tol, method=self.method,
