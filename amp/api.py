@@ -140,9 +140,10 @@ def delta(mechanism: Mechanism, n: int, eps: float | Iterable[float], *, bound: 
     method : {"auto", "structured", "cf", "fft", "exact", "poisson-binomial"}, default "auto"
         The backend; ``"auto"`` picks and reports it in ``Bound.method`` (one round of
         ``"upper"``/``"lower"`` only; elsewhere anything but ``"auto"`` is refused).
-        For an :class:`amp.Population`: ``"poisson-binomial"`` gives the sharper bound with
-        each group at its own blanket mass (:mod:`amp.backends.poisson_binomial`); the
-        others give the common-blanket baseline (``rounds > 1``: composed from it).
+        For an :class:`amp.Population` every method gives the same bound, the sharpest amp
+        has (each group at its own blanket mass, :mod:`amp.backends.population_upper`;
+        ``rounds > 1``: composed from it); the method is the backend of each count, and
+        ``"poisson-binomial"`` is accepted as that bound's name (``"auto"``).
     rounds : int, default 1
         Number of adaptive rounds. ``rounds > 1``: ``"upper"``: the bracket encloses the true
         composed ``delta`` of the shuffled mechanism, its upper end from dominating
@@ -262,9 +263,10 @@ def epsilon(mechanism: Mechanism, n: int, delta: float | Iterable[float], *,
     method : {"auto", "structured", "cf", "fft", "exact"}, default "auto"
         The ``delta`` backend (one round of ``"upper"``/``"lower"`` only; elsewhere anything
         but ``"auto"`` is refused).
-        For an :class:`amp.Population`: ``"poisson-binomial"`` gives the sharper bound with
-        each group at its own blanket mass (:mod:`amp.backends.poisson_binomial`); the
-        others give the common-blanket baseline (``rounds > 1``: composed from it).
+        For an :class:`amp.Population` every method gives the same bound, the sharpest amp
+        has (each group at its own blanket mass, :mod:`amp.backends.population_upper`;
+        ``rounds > 1``: composed from it); the method is the backend of each count, and
+        ``"poisson-binomial"`` is accepted as that bound's name (``"auto"``).
     progress : callable or True, optional
         Called with one-line progress messages during long searches (``True``: lines on
         stderr).
@@ -543,10 +545,11 @@ def calibrate_eps0(make: Callable[[float], Mechanism], n: int, eps: float, delta
         Called with one-line progress messages (``True``: lines on stderr).
     method : {"auto", "structured", "cf", "fft", "exact"}, default "auto"
         The ``delta`` backend.
-        ``"poisson-binomial"``: ``make(eps0)`` returns an :class:`amp.Population` (e.g.
-        personalised eps0 at fixed ratios, ``lambda e0: amp.Population([(900,
-        amp.KRR(e0, k=10)), (100, amp.KRR(2 * e0, k=10))])``); ``eps0`` is then the
-        family's parameter and the bound is the Poisson-binomial one.
+        ``make(eps0)`` may return an :class:`amp.Population` (e.g. personalised eps0 at
+        fixed ratios, ``lambda e0: amp.Population([(900, amp.KRR(e0, k=10)), (100,
+        amp.KRR(2 * e0, k=10))])``); ``eps0`` is then the family's parameter and the bound
+        is the population's (each group at its own blanket mass); ``"poisson-binomial"``
+        is accepted as its name and then requires a population.
     executor : concurrent.futures.Executor, optional
         Runs a matrix family's independent pair refinements at each probed ``eps0`` (the
         probes themselves run in turn: each depends on the last); default serial. Results
