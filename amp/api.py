@@ -596,6 +596,16 @@ def calibrate_eps0(make: Callable[[float], Mechanism], n: int, eps: float, delta
 
     safe = min(eps, eps0_max)     # eps0 <= eps gives delta = 0 (G <= 0)
     unsafe, known_bad = None, False
+    if check_mechanism(make(safe)).eps0 > eps:
+        # the family's parameter is not its mechanism's eps0 (e.g. a population whose groups
+        # run multiples of it): eps0 <= eps does not give delta = 0 here, so the safe end is
+        # certified by an evaluation, halving the parameter until one is
+        while (s := status(safe)) != 1:
+            unsafe, known_bad = safe, s == -1
+            safe *= 0.5
+            if safe < 1e-9 * eps:
+                raise ParameterError(f"no eps0 of the family down to {safe:.3g} has a certified "
+                                     f"delta(eps={eps:g}) <= {delta_:g}")
     e0 = max(2 * eps, eps + 0.1)
     while unsafe is None:
         e0 = min(e0, eps0_max)

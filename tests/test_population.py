@@ -443,3 +443,49 @@ def test_describe_says_each_groups_eps0(tmp_path, capsys):
                  "--eps", "0.5", "--json"]) in (0, None)
     got = json.loads(capsys.readouterr().out)["mechanism"]
     assert got.startswith("population(90 x 10-RR (eps0=1), 10 x 10-RR (eps0=4))"), got
+
+
+def test_default_is_the_sharpest_from_every_entry(tmp_path):
+    """Issue 34, seam 1: the same (sharpest) bound from amp.epsilon, method='poisson-binomial',
+    amp.profile, amp.sweep, amp.delta and the CLI; method= only names a backend; it is below
+    the common-blanket baseline, which stays available by explicit laws."""
+    import json
+    from amp.cli import main
+    pop = Population([(45, amp.KRR(1.0, k=10)), (5, amp.KRR(4.0, k=10))])
+    d = 1e-3
+    r = amp.epsilon(pop, pop.n, d)
+    assert r.method.startswith("poisson-binomial")
+    assert amp.epsilon(pop, pop.n, d, method="poisson-binomial").bracket == r.bracket
+    assert amp.profile(pop, pop.n).epsilon(d).bracket == r.bracket
+    row = amp.sweep(pop, delta=d).to_records()[0]
+    assert (row["lower"], row["upper"]) == r.bracket
+    base = amp.PrivacyProfile(pop, pop.n, laws=pop.gparv_laws()).epsilon(d)
+    assert r.upper < base.lower
+    assert amp.delta(pop, pop.n, r.upper, rel_tol=1e-6).upper <= d
+    f = tmp_path / "p.csv"
+    f.write_text("users,mechanism,eps0,k\n45,krr,1,10\n5,krr,4,10\n")
+    out = tmp_path / "o.json"
+    import contextlib
+    import io
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        main(["epsilon", "-m", "population", "--population", str(f), "--delta", str(d),
+              "--json", "--quiet"])
+    ans = json.loads(buf.getvalue())
+    assert math.isclose(ans["value"], r.value, rel_tol=1e-12)
+    # rounds: the Poisson-binomial points composed, below the composed baseline
+    two = amp.epsilon(pop, pop.n, d, rounds=2)
+    from amp.backends.poisson_binomial import population_rounds
+    assert two.value <= population_rounds(pop, 2, delta=d, baseline=True).value
+    # a family of populations: calibrated on the same bound
+    fam = lambda e0: Population([(45, amp.KRR(e0, k=10)), (5, amp.KRR(4 * e0, k=10))])
+    c = amp.calibrate_eps0(fam, 50, 1.0, d, rel_tol=1e-2)
+    assert amp.delta(fam(c.value), 50, 1.0).upper <= d
+
+
+def test_nothing_is_cached_on_the_population():
+    pop = Population([(45, amp.KRR(1.0, k=10)), (5, amp.KRR(4.0, k=10))])
+    before = dict(pop.__dict__)
+    amp.epsilon(pop, pop.n, 1e-3, rel_tol=1e-2)
+    population_delta(pop, 0.5)
+    assert set(pop.__dict__) == set(before)

@@ -281,8 +281,8 @@ class Population(Mechanism):
     This object's own laws (:meth:`gparv_laws`) are the valid, looser common-blanket baseline
     (module docstring): Theorem 4 (Section 5.1) with ``c(y) = min_g min_x R_g(x)(y)`` and the
     victim's ratios, every user at the smallest blanket mass;
-    ``amp.PrivacyProfile(pop, pop.n, laws=pop.gparv_laws())`` computes it, and
-    :func:`amp.compose` composes it over rounds.
+    ``amp.PrivacyProfile(pop, pop.n, laws=pop.gparv_laws())`` computes it (over rounds:
+    :func:`amp.backends.poisson_binomial.population_rounds` with ``baseline=True``).
 
     Examples
     --------
