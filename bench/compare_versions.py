@@ -20,6 +20,11 @@ values, both brackets and both times, and a verdict:
               one because the new version maximises over more dataset pairs (the backgrounds
               ``x2 = x0``, ``x2 = x1``, issue 12): a larger valid lower bound of the same true eps,
               not the same quantity; shown apart so that it is checked, not waved through;
+``lowered``   a fixed population's upper bound whose new bracket lies below the old one because
+              the new version answers with the sharper Poisson-binomial bound by default (each
+              group at its own blanket mass, issue 34) where the old one answered with the
+              common-blanket baseline: a smaller valid upper bound of the same true value, not
+              the same quantity; shown apart (populations only) so that it is checked;
 ``error``     one version raised (its message is shown).
 
 The CLI's JSON contract (``value``, ``bracket``) is the same in both versions, which is what
@@ -160,6 +165,9 @@ def verdict(old: dict, new: dict) -> str:
         if o["bound"] == "lower" and o["quantity"] == n["quantity"] == "eps" \
                 and nl > ou * (1 + 1e-12):
             return "raised"
+        if o["bound"] == "upper" and str(n.get("mechanism", "")).startswith("population(") \
+                and nu * (1 + 1e-12) < ol:
+            return "lowered"
         if nl > ou * (1 + 1e-12) or ol > nu * (1 + 1e-12):
             return "DISJOINT"
         # the value is the upper end except for lower bounds and eps0 (the lower end)
