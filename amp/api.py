@@ -32,7 +32,9 @@ from amp.mechanisms.subsampled import Subsampled
 from amp.rounds_lower import compose_lower
 from amp.baselines import BOUNDS as BASELINES
 from amp.frontdoor import (BOUND_CHOICES, ROUNDS_WHY, baseline_answer, check_bound_choice,
-                           check_method, no_method, population_answer, report_line, width_ok)
+                           backend, check_method, no_method, population_answer, report_line,
+                           width_ok)
+from amp.backends.population_upper import max_delta
 
 __all__ = ["profile", "delta", "epsilon", "epsilon_for", "epsilon_estimate", "calibrate_eps0",
            "compose",
@@ -138,9 +140,10 @@ def delta(mechanism: Mechanism, n: int, eps: float | Iterable[float], *, bound: 
     method : {"auto", "structured", "cf", "fft", "exact", "poisson-binomial"}, default "auto"
         The backend; ``"auto"`` picks and reports it in ``Bound.method`` (one round of
         ``"upper"``/``"lower"`` only; elsewhere anything but ``"auto"`` is refused).
-        For an :class:`amp.Population`: ``"poisson-binomial"`` gives the sharper bound with
-        each group at its own blanket mass (:mod:`amp.backends.poisson_binomial`); the
-        others give the common-blanket baseline (``rounds > 1``: composed from it).
+        For an :class:`amp.Population` every method gives the same bound, the sharpest amp
+        has (each group at its own blanket mass, :mod:`amp.backends.population_upper`;
+        ``rounds > 1``: composed from it); the method is the backend of each count, and
+        ``"poisson-binomial"`` is accepted as that bound's name (``"auto"``).
     rounds : int, default 1
         Number of adaptive rounds. ``rounds > 1``: ``"upper"``: the bracket encloses the true
         composed ``delta`` of the shuffled mechanism, its upper end from dominating
@@ -214,7 +217,7 @@ def delta(mechanism: Mechanism, n: int, eps: float | Iterable[float], *, bound: 
                  compose_lower([R.Round(mechanism, n, q, T)], eps=e))
             return report_line(report, width_ok(b, tol, f"with rounds={T}", ROUNDS_WHY))
         return [one(e) for e in eps_] if isinstance(eps_, list) else one(eps_)
-    prof = PrivacyProfile(_sampled(mechanism, q), n, bound=bound, method=method,
+    prof = PrivacyProfile(_sampled(mechanism, q), n, bound=bound, method=backend(method),
                           eps_hint=None if isinstance(eps_, list) else eps_, executor=ex)
     return prof.delta(eps_, rel_tol=DEFAULT_REL_TOL if tol is None else tol, progress=report,
                       strict=strict)
@@ -260,9 +263,10 @@ def epsilon(mechanism: Mechanism, n: int, delta: float | Iterable[float], *,
     method : {"auto", "structured", "cf", "fft", "exact"}, default "auto"
         The ``delta`` backend (one round of ``"upper"``/``"lower"`` only; elsewhere anything
         but ``"auto"`` is refused).
-        For an :class:`amp.Population`: ``"poisson-binomial"`` gives the sharper bound with
-        each group at its own blanket mass (:mod:`amp.backends.poisson_binomial`); the
-        others give the common-blanket baseline (``rounds > 1``: composed from it).
+        For an :class:`amp.Population` every method gives the same bound, the sharpest amp
+        has (each group at its own blanket mass, :mod:`amp.backends.population_upper`;
+        ``rounds > 1``: composed from it); the method is the backend of each count, and
+        ``"poisson-binomial"`` is accepted as that bound's name (``"auto"``).
     progress : callable or True, optional
         Called with one-line progress messages during long searches (``True``: lines on
         stderr).
@@ -337,7 +341,7 @@ def epsilon(mechanism: Mechanism, n: int, delta: float | Iterable[float], *,
                  compose_lower([R.Round(mechanism, n, q, T)], delta=d))
             return report_line(report, width_ok(b, tol, f"with rounds={T}", ROUNDS_WHY))
         return [one(d) for d in deltas] if isinstance(deltas, list) else one(deltas)
-    prof = PrivacyProfile(_sampled(mechanism, q), n, bound=bound, method=method,
+    prof = PrivacyProfile(_sampled(mechanism, q), n, bound=bound, method=backend(method),
                           executor=ex)
     return prof.epsilon(deltas, rel_tol=DEFAULT_EPS_REL_TOL if tol is None else tol,
                         progress=report, strict=strict)
@@ -486,15 +490,17 @@ class _FamilyCurve:
         self.used: set[str] = set()
 
     def delta_for_search(self, eps0: float, tol: float, abs_tol: float) -> Bound:
-        if self.method == "poisson-binomial":      # a family of fixed populations
+        m = check_mechanism(self.make(eps0))
+        if self.method == "poisson-binomial":      # the old name of a population's bound
             from amp.backends import poisson_binomial as PB
-            pop = PB.front_door_population(check_mechanism(self.make(eps0)), self.n, "upper")
-            r = PB.population_delta(pop, self.eps, rel_tol=max(tol, STRUCTURED_MIN_REL_TOL),
-                                    abs_tol=abs_tol)
-            self.used.add(r.method)
-            return r
-        prof = PrivacyProfile(check_mechanism(self.make(eps0)), self.n, method=self.method)
+            PB.front_door_population(m, self.n, "upper")
+        prof = PrivacyProfile(m, self.n, method=backend(self.method))
         tol = max(tol, STRUCTURED_MIN_REL_TOL)
+        if prof.population is not None:             # a family of fixed populations
+            lo, hi, _ = max_delta(prof.curves, self.eps, tol, abs_tol)
+            self.used.add("poisson-binomial")
+            return Bound("delta", min(lo, hi), hi, "upper", ",".join(sorted(self.used)),
+                         self.n, inputs={"eps": self.eps})
         if prof.pairs is not None:
             # a matrix: the pruned maximum over its pairs (amp.pairs.delta_max)
             res = delta_max(prof.pairs, self.n, self.eps, rel_tol=tol, method=self.method,
@@ -539,10 +545,11 @@ def calibrate_eps0(make: Callable[[float], Mechanism], n: int, eps: float, delta
         Called with one-line progress messages (``True``: lines on stderr).
     method : {"auto", "structured", "cf", "fft", "exact"}, default "auto"
         The ``delta`` backend.
-        ``"poisson-binomial"``: ``make(eps0)`` returns an :class:`amp.Population` (e.g.
-        personalised eps0 at fixed ratios, ``lambda e0: amp.Population([(900,
-        amp.KRR(e0, k=10)), (100, amp.KRR(2 * e0, k=10))])``); ``eps0`` is then the
-        family's parameter and the bound is the Poisson-binomial one.
+        ``make(eps0)`` may return an :class:`amp.Population` (e.g. personalised eps0 at
+        fixed ratios, ``lambda e0: amp.Population([(900, amp.KRR(e0, k=10)), (100,
+        amp.KRR(2 * e0, k=10))])``); ``eps0`` is then the family's parameter and the bound
+        is the population's (each group at its own blanket mass); ``"poisson-binomial"``
+        is accepted as its name and then requires a population.
     executor : concurrent.futures.Executor, optional
         Runs a matrix family's independent pair refinements at each probed ``eps0`` (the
         probes themselves run in turn: each depends on the last); default serial. Results
@@ -589,6 +596,16 @@ def calibrate_eps0(make: Callable[[float], Mechanism], n: int, eps: float, delta
 
     safe = min(eps, eps0_max)     # eps0 <= eps gives delta = 0 (G <= 0)
     unsafe, known_bad = None, False
+    if check_mechanism(make(safe)).eps0 > eps:
+        # the family's parameter is not its mechanism's eps0 (e.g. a population whose groups
+        # run multiples of it): eps0 <= eps does not give delta = 0 here, so the safe end is
+        # certified by an evaluation, halving the parameter until one is
+        while (s := status(safe)) != 1:
+            unsafe, known_bad = safe, s == -1
+            safe *= 0.5
+            if safe < 1e-9 * eps:
+                raise ParameterError(f"no eps0 of the family down to {safe:.3g} has a certified "
+                                     f"delta(eps={eps:g}) <= {delta_:g}")
     e0 = max(2 * eps, eps + 0.1)
     while unsafe is None:
         e0 = min(e0, eps0_max)

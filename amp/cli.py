@@ -18,7 +18,7 @@ Contract (other tools rely on it)::
        duchi | squarewave [--b B] | piecewise  (numeric inputs; worst pair proven)
        matrix (--matrix FILE: .csv, .npy or .json; eps0 comes from the matrix)
        population (--population FILE: .json or .csv rows users,mechanism,eps0[,k,g,d,b];
-       fixed groups, common-blanket baseline; --n must be the total number of users)
+       fixed groups, each at its own blanket mass; --n must be the total number of users)
     --joint J: J identical components of the chosen mechanism, each with eps0/J
 
 Without ``--json`` a readable answer is printed; with it, one JSON object with the inputs,

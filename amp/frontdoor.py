@@ -14,14 +14,14 @@ from amp.mechanisms.base import Mechanism
 
 __all__ = ["BOUND_CHOICES", "METHOD_CHOICES", "ROUNDS_WHY", "check_bound_choice",
            "check_method", "no_method", "width_ok",
-           "report_line", "baseline_answer", "population_answer"]
+           "report_line", "baseline_answer", "population_answer", "backend"]
 
 #: ``bound=`` of :func:`amp.delta` and :func:`amp.epsilon`: Theorem 4, Theorem 5, then the
 #: baselines of :mod:`amp.baselines` (the CLI's ``--bound`` choices, in the same order).
 BOUND_CHOICES = ("upper", "lower") + tuple(BASELINES)
 
-#: ``method=`` of the front door: the one-round backends, then the Poisson-binomial bound of a
-#: population (:mod:`amp.backends.poisson_binomial`).
+#: ``method=`` of the front door: the one-round backends, then ``"poisson-binomial"``, the name
+#: of a population's bound from before it was its default (accepted; the same numbers).
 METHOD_CHOICES = METHODS + ("poisson-binomial",)
 
 ROUNDS_WHY = ("the composed bracket's width is set by the composition (upper: Theorem 5's "
@@ -96,28 +96,29 @@ def population_answer(kind: str, mechanism: Mechanism, n: int, x, bound: str, me
                       progress: Progress | None, strict: bool = False
                       ) -> Bound | list[Bound] | None:
     """``amp.delta`` / ``amp.epsilon`` of a fixed :class:`~amp.mechanisms.mixture.Population`
-    answered by :mod:`amp.backends.poisson_binomial` (``method="poisson-binomial"``, or any
-    ``rounds > 1``: composed from its baseline or Poisson-binomial points), else ``None``
-    (the caller answers). ``x`` is one ``eps`` (``kind="delta"``) or ``delta``, or a list.
-    ``strict``: a one-round ``delta`` bracket wider than ``rel_tol`` as :func:`amp.delta`
-    treats one (:func:`amp.privacy_profile.delta_as_asked`)."""
+    over ``rounds > 1`` (its Poisson-binomial points composed by
+    :func:`amp.backends.poisson_binomial.population_rounds`), else ``None``: one round of a
+    population is its :class:`~amp.privacy_profile.PrivacyProfile` (upper: the
+    Poisson-binomial bound, lower: its Theorem 5 pair), as for every mechanism.
+    ``method="poisson-binomial"`` names that same bound (kept for old calls) and needs a
+    population. ``x`` is one ``eps`` (``kind="delta"``) or ``delta``, or a list."""
     from amp.backends import poisson_binomial as PB
-    from amp.privacy_profile import delta_as_asked
-    if method != PB.METHOD and (T == 1 or not PB.is_population(mechanism)):
+    if method == PB.METHOD and not PB.is_population(mechanism):
+        PB.front_door_population(mechanism, n, bound)          # raises, naming what is wrong
+    if T == 1 or not PB.is_population(mechanism):
         return None
+    if method != PB.METHOD:
+        no_method(method, "rounds > 1")
     pop = PB.front_door_population(mechanism, n, bound)
     key = "eps" if kind == "delta" else "delta"
 
     def one(v: float) -> Bound:
-        if T > 1:
-            b = PB.population_rounds(pop, T, sampling=q, baseline=method != PB.METHOD,
-                                     **{key: v})
-            return report_line(progress, width_ok(b, rel_tol, f"with rounds={T}", ROUNDS_WHY))
-        one_round = PB.sampled_population(pop, q)
-        if kind == "delta":
-            tol = 2e-3 if rel_tol is None else rel_tol
-            return report_line(progress, delta_as_asked(
-                PB.population_delta(one_round, v, rel_tol=tol), tol, strict, stacklevel=4))
-        return PB.population_epsilon(one_round, v, rel_tol=1e-3 if rel_tol is None else rel_tol,
-                                     progress=progress)
+        b = PB.population_rounds(pop, T, sampling=q, **{key: v})
+        return report_line(progress, width_ok(b, rel_tol, f"with rounds={T}", ROUNDS_WHY))
     return [one(v) for v in x] if isinstance(x, list) else one(x)
+
+
+def backend(method: str) -> str:
+    """The one-round backend ``method`` names: ``"poisson-binomial"`` (the population bound,
+    which is now every population's default) is the ``"auto"`` backend of its counts."""
+    return "auto" if method == "poisson-binomial" else method

@@ -12,6 +12,14 @@ neighbouring datasets (replace-one), both directions included (the pairs are ord
 ``bound="lower"``: Theorem 5, the exact shuffled divergence of the explicit pair
 ``X0 = (x0, x2, ..., x2)``, ``X1 = (x1, x2, ..., x2)``, maximised over the third inputs ``x2``
 (for matrices, at the worst pair of the upper bound): the true privacy curve is at least this.
+A fixed :class:`~amp.mechanisms.mixture.Population`'s pair has the victim in one group and a
+background per group; its divergence is bounded from below through a count statistic, the
+maximum over the victim's group (:mod:`amp.backends.population_lower`). Its upper profile is
+the sharpest amp has: each group at its own blanket mass over the Poisson-binomial count of
+blanket draws, maximised over the victim's group and pair
+(:mod:`amp.backends.population_upper`); ``method`` picks the backend of each count's
+Theorem 4 bound, never another bound. (The common-blanket baseline, every user at the smallest
+blanket mass, is at least this: ``PrivacyProfile(pop, n, laws=pop.gparv_laws())``.)
 
 A matrix mechanism (``d (d - 1)`` ordered pairs) keeps its pair laws as arrays
 (:class:`amp.pairs.PairSet`): its upper bound is the certified maximum computed by pruning
@@ -36,11 +44,15 @@ from amp.core.floats import U
 from amp.backends.dispatch import DEFAULT_ABS_TOL, DEFAULT_REL_TOL, METHODS, LawDelta
 from amp.mechanisms.gparv import GPARV
 from amp.mechanisms.joint import JointMechanism
+from amp.mechanisms.mixture import Population
 from amp.backends.continuous import make_curve
+from amp.backends.population_lower import lower_pairs
+from amp.backends.population_upper import VictimCurve, max_delta, shared_blanket, victim_curves
 from amp.mechanisms.base import MatrixMechanism, Mechanism
 from amp.mechanisms.subsampled import Subsampled
 from amp.pairs import PairSet, check_executor, delta_max
-from amp.inversion import DEFAULT_EPS_REL_TOL, Progress, as_progress, epsilon_of_curve
+from amp.inversion import (DEFAULT_EPS_REL_TOL, Progress, as_progress, epsilon_of_curve,
+                           estimate_epsilon)
 from amp.pairsearch import epsilon_max
 
 __all__ = ["PrivacyProfile", "is_matrix", "laws_for", "lower_selection", "worst_pair",
@@ -151,6 +163,17 @@ def worst_pair(mechanism: Mechanism, eps: float | None, n: int | None) -> tuple[
     return int(x0), int(x1)
 
 
+def per_round_population(mechanism: Mechanism) -> Population | None:
+    """The fixed population one round of ``mechanism`` is (every group subsampled at the
+    product of the rates of the :class:`Subsampled` layers around it), else ``None``."""
+    q, core = 1.0, mechanism
+    while isinstance(core, Subsampled):
+        q, core = q * core.q, core.inner
+    if not isinstance(core, Population):
+        return None
+    return core if q == 1.0 else Population([(n, Subsampled(m, q)) for n, m in core.groups])
+
+
 class PrivacyProfile:
     """Certified ``delta(eps)`` of ``mechanism`` shuffled among ``n`` users.
 
@@ -230,6 +253,7 @@ class PrivacyProfile:
         self.progress = as_progress(progress)
         #: the pair laws as arrays (a matrix's upper profile), else None
         self.pairs: PairSet | None = None
+        self.population: Population | None = None
         #: how a matrix's lower-bound laws were chosen (:func:`lower_selection`), else {}
         self.selection: dict = {}
         self._laws: list[GPARV] | None = None
@@ -237,6 +261,29 @@ class PrivacyProfile:
         if laws is None and self.bound == "upper" and is_matrix(self.mechanism):
             self.pairs = PairSet(self.mechanism.matrix(), self.mechanism.eps0,
                                  self.mechanism.name)
+            return
+        pop = per_round_population(self.mechanism) if laws is None else None
+        if pop is not None and self.bound == "upper":
+            gam = shared_blanket(pop)[1]
+            if max(gam) <= min(gam) * (1 + 1e-12):
+                # every group at the same blanket mass (one group; or subsampled groups, whose
+                # void report sets every mass): the Poisson-binomial count is Bin(n - 1,
+                # gamma) and the bound is Theorem 4 of the common-blanket laws, exactly
+                laws, pop = self.mechanism.gparv_laws(), None
+        #: the fixed population one round is (upper: its victims' Poisson-binomial curves)
+        self.population = pop
+        if pop is not None and self.bound == "upper":
+            self._curves = victim_curves(pop, method=self.method)
+            self._laws = [c.law for c in self._curves]
+            self.selection = {"gammas": tuple(gam)}
+            return
+        if pop is not None and self.bound == "lower":
+            # Theorem 5's pair of a fixed population: one certified curve per victim group
+            self._curves = lower_pairs(pop.stacked, [g for g, _ in pop.groups], pop.name)
+            self._laws = [c.law for c in self._curves]      # their labels
+            self.selection = {"lower_selection": "per victim group: the pair of largest "
+                              "total variation, each group's background of least variance "
+                              "of the count statistic (any choice is a valid lower bound)"}
             return
         if laws is None and self.bound == "lower" and _picks_pair(self.mechanism):
             laws, self.selection = lower_selection(self.mechanism, eps_hint, self.n)
@@ -359,6 +406,9 @@ class PrivacyProfile:
 
     def _epsilon_one(self, delta_: float, rel_tol: float, executor, progress,
                      strict: bool = True) -> Bound:
+        if self.population is not None and self.bound == "upper":
+            return _flag_wider(_victims_epsilon(self, delta_, rel_tol, progress, strict),
+                               rel_tol)
         if self.pairs is not None:
             return _flag_wider(epsilon_max(self.pairs, self.n, delta_, rel_tol=rel_tol,
                                            method=self.method, mechanism=self.description,
@@ -378,6 +428,12 @@ class PrivacyProfile:
 
     def _delta_one(self, eps: float, rel_tol: float, executor=None) -> Bound:
         details: dict = {}
+        if self.population is not None and self.bound == "upper":
+            lo, hi, worst = max_delta(self.curves, eps, rel_tol, DEFAULT_ABS_TOL)
+            methods = ",".join(sorted({m for c in self.curves for m in c.methods_used}))
+            return Bound("delta", min(lo, hi), hi, "upper", "poisson-binomial:" + methods,
+                         self.n, self.description, {"eps": eps},
+                         details={"worst": worst, **self.selection})
         if self.pairs is not None:
             lo, hi, res, details = delta_max(self.pairs, self.n, eps, rel_tol=rel_tol,
                                              method=self.method, executor=executor)
@@ -477,3 +533,48 @@ def _laws_epsilon(prof: PrivacyProfile, delta_: float, rel_tol: float,
                                     strict=strict)
         best = max(best, parts[i].lower)
     return parts, pruned  # type: ignore[return-value]
+
+
+def _victims_epsilon(prof: PrivacyProfile, delta_: float, rel_tol: float,
+                     progress: Progress | None, strict: bool = True) -> Bound:
+    """``eps(delta)`` of a population's upper profile: the largest of its victims'
+    thresholds (:mod:`amp.backends.population_upper`).
+
+    Victims are taken in decreasing order of an (uncertified) estimate; the first is searched
+    (:func:`amp.inversion.epsilon_of_curve`), and every further victim is first checked at the
+    best lower end ``L`` found so far, by its Chernoff bound (no tables) and then one coarse
+    certified bracket: ``delta_upper(L) <= delta`` certifies that its threshold is ``<= L`` (it
+    cannot raise the maximum), else it is searched too."""
+    curves: list[VictimCurve] = prof.curves  # type: ignore[assignment]
+
+    def guess(c: VictimCurve) -> float:
+        try:
+            return estimate_epsilon(c, delta_, c.max_eps)
+        except (ParameterError, ArithmeticError, ValueError):
+            return c.max_eps
+    order = sorted(range(len(curves)), key=lambda i: -guess(curves[i]))
+    parts: list[Bound | None] = [None] * len(curves)
+    best, pruned = 0.0, 0
+    abs_tol = min(1e-16, 1e-3 * delta_)
+    for i in order:
+        c = curves[i]
+        if best > 0:
+            ch = c.chernoff(best)
+            chk = Bound("delta", 0.0, ch, "upper", "chernoff") if ch <= delta_ else \
+                c.delta(best, 0.05, abs_tol)
+            if chk.upper <= delta_:
+                parts[i] = Bound("eps", 0.0, best, "upper", chk.method, prof.n, c.law.label,
+                                 {"delta": delta_}, details={"pruned": True, "evaluations": 1})
+                pruned += 1
+                continue
+        parts[i] = epsilon_of_curve(c, delta_, c.max_eps, rel_tol=rel_tol, n=prof.n,
+                                    mechanism=c.law.label, progress=progress, strict=strict)
+        best = max(best, parts[i].lower)
+    done = [p for p in parts if p is not None]
+    methods = ",".join(sorted({m for c in curves for m in c.methods_used}))
+    return Bound("eps", max(p.lower for p in done), max(p.upper for p in done), "upper",
+                 "poisson-binomial:" + methods, prof.n, prof.description, {"delta": delta_},
+                 parts=tuple(done),
+                 details={"worst_law": max(done, key=lambda b: b.upper).mechanism,
+                          "pruned_laws": pruned,
+                          "evaluations": sum(c.evaluations for c in curves), **prof.selection})

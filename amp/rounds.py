@@ -80,7 +80,7 @@ from amp.pld_lower import (check_compose_memory, corner_width, difference_pair_l
                             difference_pmf, eps_lower as _eps_lower, eps_upper as _eps_upper,
                             fft_pad, repair as _repair, self_compose_pad)
 from amp.pairs import delta_max
-from amp.privacy_profile import PrivacyProfile, check_mechanism, laws_for
+from amp.privacy_profile import per_round_population, PrivacyProfile, check_mechanism, laws_for
 from amp.rounds_points import (certify, mirror, profile_estimate, profile_knots,
                                profile_knots_suffice, tail_upper)
 
@@ -183,7 +183,12 @@ class ComposableProfile:
     def __init__(self, mechanism: Mechanism, n: int, sampling: float = 1.0,
                  lower_pair: tuple[int, int] | None = None):
         self.round = Round(mechanism, n, sampling)
-        self.profile = PrivacyProfile(self.round.randomizer, self.round.n)
+        # a fixed population composes its common-blanket baseline here (its laws: one pair
+        # law each, a valid profile); amp.epsilon(pop, ..., rounds=T) composes its sharper
+        # Poisson-binomial points instead (amp.backends.poisson_binomial.population_rounds)
+        rnd = self.round.randomizer
+        laws = rnd.gparv_laws() if per_round_population(rnd) is not None else None
+        self.profile = PrivacyProfile(rnd, self.round.n, laws=laws)
         self.lower_pair = lower_pair
         self._cut: float | None = None
 

@@ -20,6 +20,11 @@ values, both brackets and both times, and a verdict:
               one because the new version maximises over more dataset pairs (the backgrounds
               ``x2 = x0``, ``x2 = x1``, issue 12): a larger valid lower bound of the same true eps,
               not the same quantity; shown apart so that it is checked, not waved through;
+``lowered``   a fixed population's upper bound whose new bracket lies below the old one because
+              the new version answers with the sharper Poisson-binomial bound by default (each
+              group at its own blanket mass, issue 34) where the old one answered with the
+              common-blanket baseline: a smaller valid upper bound of the same true value, not
+              the same quantity; shown apart (populations only) so that it is checked;
 ``error``     one version raised (its message is shown).
 
 The CLI's JSON contract (``value``, ``bracket``) is the same in both versions, which is what
@@ -100,6 +105,14 @@ def cases(quick: bool) -> list[tuple[str, list[str]]]:
                                            "--n", "100", "--delta", "1e-6", "--bound",
                                            "lower"]),
     ]
+    # fixed populations (issue 34: the sharpest bound by default; issue 37: a lower bound)
+    pops = _population_files()
+    for label, path in pops.items():
+        base = ["-m", "population", "--population", path]
+        out.append((f"eps population {label}", ["epsilon", *base, "--delta", "1e-6"]))
+        out.append((f"delta population {label} eps=0.5", ["delta", *base, "--eps", "0.5"]))
+        out.append((f"eps lower population {label}",
+                    ["epsilon", *base, "--delta", "1e-6", "--bound", "lower"]))
     for b in ("clone", "clone-closed", "hoeffding", "bennett"):
         out.append((f"eps {b} 10-RR eps0=2 n=1e4",
                     ["epsilon", "--mechanism", "krr", "--k", "10", "--eps0", "2", "--n",
@@ -107,6 +120,20 @@ def cases(quick: bool) -> list[tuple[str, list[str]]]:
         out.append((f"delta {b} 10-RR eps0=2 n=1e4",
                     ["delta", "--mechanism", "krr", "--k", "10", "--eps0", "2", "--n",
                      "10000", "--eps", "0.5", "--bound", b]))
+    return out
+
+
+def _population_files() -> dict[str, str]:
+    """CSV files of the populations asked about (written once per run)."""
+    import tempfile
+    d = Path(tempfile.mkdtemp(prefix="amp_compare_pop_"))
+    specs = {"900x1+100x4 (10-RR) n=1e3": [(900, 1.0), (100, 4.0)],
+             "ten groups 10-RR eps0 0.5..5 n=1e4": [(1000, 0.5 + 0.5 * i) for i in range(10)]}
+    out = {}
+    for i, (label, rows) in enumerate(specs.items()):
+        f = d / f"pop{i}.csv"
+        f.write_text("users,mechanism,eps0,k\n" + "".join(f"{n},krr,{e:g},10\n" for n, e in rows))
+        out[label] = str(f)
     return out
 
 
@@ -138,6 +165,9 @@ def verdict(old: dict, new: dict) -> str:
         if o["bound"] == "lower" and o["quantity"] == n["quantity"] == "eps" \
                 and nl > ou * (1 + 1e-12):
             return "raised"
+        if o["bound"] == "upper" and str(n.get("mechanism", "")).startswith("population(") \
+                and nu * (1 + 1e-12) < ol:
+            return "lowered"
         if nl > ou * (1 + 1e-12) or ol > nu * (1 + 1e-12):
             return "DISJOINT"
         # the value is the upper end except for lower bounds and eps0 (the lower end)

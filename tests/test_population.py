@@ -135,7 +135,7 @@ def test_mixture_of_matrices_uses_the_tagged_matrix(rng):
     lambda: Population([(2, amp.KRR(1.0, k=3)), (2, amp.KRR(1.0, k=4))]),
     lambda: Population([(2, amp.RAPPOR(1.0))]),
     lambda: amp.delta(Population([(2, amp.KRR(1.0, k=3))]), 3, 0.1),
-    lambda: amp.delta(Population([(2, amp.KRR(1.0, k=3))]), 2, 0.1, bound="lower"),
+    lambda: amp.delta(Population([(2, amp.KRR(1.0, k=3))]), 2, 0.1, bound="lower", rounds=2),
 ])
 def test_bad_input(bad):
     with pytest.raises(ParameterError):
@@ -196,11 +196,14 @@ def test_population_baseline_is_everyone_at_the_smallest_blanket():
     with the largest eps0 (its victim's law) and at most 1."""
     pop = Population([(900, amp.KRR(1.0, k=10)), (100, amp.KRR(4.0, k=10))])
     assert math.isclose(pop.gamma, amp.KRR(4.0, k=10).gamma, rel_tol=1e-12)
+    base = amp.PrivacyProfile(pop, pop.n, laws=pop.gparv_laws())
     for e in (0.2, 0.5):
-        assert amp.delta(pop, pop.n, e).value >= amp.delta(amp.KRR(4.0, k=10), 1000, e).value \
+        assert base.delta(e).value >= amp.delta(amp.KRR(4.0, k=10), 1000, e).value \
             * (1 - 1e-9)
+        # the default (each group at its own blanket mass) is at most the baseline
+        assert amp.delta(pop, pop.n, e).value <= base.delta(e).value
     sampled = amp.epsilon(pop, pop.n, 1e-6, sampling=0.5)
-    assert sampled.value <= amp.epsilon(pop, pop.n, 1e-6).value
+    assert sampled.value <= base.epsilon(1e-6).value
 
 
 def test_pb_window_against_direct_convolution():
@@ -219,7 +222,7 @@ def test_pb_window_against_direct_convolution():
 def test_population_epsilon_between_mixture_like_and_baseline():
     pop = Population([(900, amp.KRR(1.0, k=10)), (100, amp.KRR(4.0, k=10))])
     r = population_epsilon(pop, 1e-3, rel_tol=1e-2)
-    base = amp.epsilon(pop, pop.n, 1e-3)
+    base = amp.PrivacyProfile(pop, pop.n, laws=pop.gparv_laws()).epsilon(1e-3)
     assert r.lower <= r.upper <= base.value
     assert population_delta(pop, r.upper).upper <= 1e-3
 
@@ -283,7 +286,7 @@ def test_binned_bracket_contains_every_count_bracket(monkeypatch):
     """Windows longer than SMALL_WINDOW are binned: the binned bracket of E[f(T)] must meet
     the bracket computed with every count its own bin (both contain the exact value), and a
     tighter tolerance gives a bracket inside the looser one's neighbourhood."""
-    import amp.backends.poisson_binomial as PB
+    import amp.backends.population_upper as PB
     pop = Population([(150, amp.KRR(1.0, k=4)), (50, amp.KRR(3.0, k=4))])
     curves = PB.victim_curves(pop)
     assert max(c.pmf.size for c in curves) > PB.SMALL_WINDOW
@@ -307,7 +310,12 @@ def test_front_door_poisson_binomial():
     pop = Population([(90, amp.KRR(1.0, k=10)), (10, amp.KRR(4.0, k=10))])
     r = amp.epsilon(pop, pop.n, 1e-3, method="poisson-binomial", rel_tol=1e-3)
     assert r.rel_width <= 1e-3
-    assert r.upper <= amp.epsilon(pop, pop.n, 1e-3).lower          # sharper than the baseline
+    base = amp.PrivacyProfile(pop, pop.n, laws=pop.gparv_laws())
+    assert r.upper <= base.epsilon(1e-3).lower                     # sharper than the baseline
+    # the default is the same bound (issue 34: method= only picks a backend)
+    default = amp.epsilon(pop, pop.n, 1e-3)
+    assert default.lower <= r.upper and r.lower <= default.upper
+    assert default.upper <= base.epsilon(1e-3).lower
     assert amp.delta(pop, pop.n, r.upper, method="poisson-binomial").upper <= 1e-3
     assert amp.delta(pop, pop.n, r.lower, method="poisson-binomial").upper > 1e-3
     d = amp.delta(pop, pop.n, [0.2, 0.6], method="poisson-binomial")
@@ -391,8 +399,7 @@ def test_calibrate_population_family():
     lambda: amp.epsilon(amp.KRR(1.0, k=3), 10, 1e-3, method="poisson-binomial"),
     lambda: amp.epsilon(Population([(2, amp.KRR(1.0, k=3))]), 3, 1e-3,
                         method="poisson-binomial"),
-    lambda: amp.delta(Population([(2, amp.KRR(1.0, k=3))]), 2, 0.1, bound="lower",
-                      method="poisson-binomial"),
+    lambda: amp.delta(amp.KRR(1.0, k=3), 2, 0.1, method="poisson-binomial"),
     lambda: amp.epsilon(Population([(2, amp.KRR(1.0, k=3))]), 2, 1e-3, rounds=2,
                         bound="lower"),
 ])
@@ -426,8 +433,7 @@ def test_describe_says_each_groups_eps0(tmp_path, capsys):
     import json
     from amp.cli import main
     pop = Population([(900, amp.KRR(1.0, k=10)), (100, amp.KRR(4.0, k=10))])
-    assert pop.describe() == ("population(900 x 10-RR (eps0=1), 100 x 10-RR (eps0=4)), "
-                              "baseline (common blanket)")
+    assert pop.describe() == "population(900 x 10-RR (eps0=1), 100 x 10-RR (eps0=4))"
     mix = Mixture([(0.9, amp.KRR(1.0, k=10)), (0.1, amp.KRR(4.0, k=10))])
     assert mix.describe() == "mixture(0.9 10-RR (eps0=1), 0.1 10-RR (eps0=4))"
     r = amp.delta(pop, pop.n, 1.0, method="poisson-binomial")
@@ -437,3 +443,49 @@ def test_describe_says_each_groups_eps0(tmp_path, capsys):
                  "--eps", "0.5", "--json"]) in (0, None)
     got = json.loads(capsys.readouterr().out)["mechanism"]
     assert got.startswith("population(90 x 10-RR (eps0=1), 10 x 10-RR (eps0=4))"), got
+
+
+def test_default_is_the_sharpest_from_every_entry(tmp_path):
+    """Issue 34, seam 1: the same (sharpest) bound from amp.epsilon, method='poisson-binomial',
+    amp.profile, amp.sweep, amp.delta and the CLI; method= only names a backend; it is below
+    the common-blanket baseline, which stays available by explicit laws."""
+    import json
+    from amp.cli import main
+    pop = Population([(45, amp.KRR(1.0, k=10)), (5, amp.KRR(4.0, k=10))])
+    d = 1e-3
+    r = amp.epsilon(pop, pop.n, d)
+    assert r.method.startswith("poisson-binomial")
+    assert amp.epsilon(pop, pop.n, d, method="poisson-binomial").bracket == r.bracket
+    assert amp.profile(pop, pop.n).epsilon(d).bracket == r.bracket
+    row = amp.sweep(pop, delta=d).to_records()[0]
+    assert (row["lower"], row["upper"]) == r.bracket
+    base = amp.PrivacyProfile(pop, pop.n, laws=pop.gparv_laws()).epsilon(d)
+    assert r.upper < base.lower
+    assert amp.delta(pop, pop.n, r.upper, rel_tol=1e-6).upper <= d
+    f = tmp_path / "p.csv"
+    f.write_text("users,mechanism,eps0,k\n45,krr,1,10\n5,krr,4,10\n")
+    out = tmp_path / "o.json"
+    import contextlib
+    import io
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        main(["epsilon", "-m", "population", "--population", str(f), "--delta", str(d),
+              "--json", "--quiet"])
+    ans = json.loads(buf.getvalue())
+    assert math.isclose(ans["value"], r.value, rel_tol=1e-12)
+    # rounds: the Poisson-binomial points composed, below the composed baseline
+    two = amp.epsilon(pop, pop.n, d, rounds=2)
+    from amp.backends.poisson_binomial import population_rounds
+    assert two.value <= population_rounds(pop, 2, delta=d, baseline=True).value
+    # a family of populations: calibrated on the same bound
+    fam = lambda e0: Population([(45, amp.KRR(e0, k=10)), (5, amp.KRR(4 * e0, k=10))])
+    c = amp.calibrate_eps0(fam, 50, 1.0, d, rel_tol=1e-2)
+    assert amp.delta(fam(c.value), 50, 1.0).upper <= d
+
+
+def test_nothing_is_cached_on_the_population():
+    pop = Population([(45, amp.KRR(1.0, k=10)), (5, amp.KRR(4.0, k=10))])
+    before = dict(pop.__dict__)
+    amp.epsilon(pop, pop.n, 1e-3, rel_tol=1e-2)
+    population_delta(pop, 0.5)
+    assert set(pop.__dict__) == set(before)

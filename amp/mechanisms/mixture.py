@@ -37,7 +37,8 @@ victim's ratios ``a = R_v(x0)/c``, ``b = R_v(x1)/c``, mass ``c``: this is the ba
 sharper Poisson-binomial bound ``E_M[psi(M + 1)/(M + 1)]`` (each group at its own blanket mass
 against the same ``omega``) is at most the baseline (``psi(m)/m`` is non-increasing, adding a
 blanket draw being post-processing, and a Poisson-binomial count with masses ``>= gamma`` is
-stochastically larger than ``Bin(n - 1, gamma)``); it is not computed here.
+stochastically larger than ``Bin(n - 1, gamma)``); it is computed by
+:mod:`amp.backends.population_upper` and is what every entry of amp answers.
 """
 
 from __future__ import annotations
@@ -266,16 +267,22 @@ class Mixture(Mechanism):
 
 
 class Population(Mechanism):
-    """Fixed groups: ``n_g`` users run ``M_g`` (finite, same inputs and outputs); the valid
-    baseline bound (module docstring): Theorem 4 (Section 5.1) with the common blanket
-    ``c(y) = min_g min_x R_g(x)(y)`` and the victim's ratios, maximised over the victim's group
-    and pair of inputs. Use it with its own number of users: ``amp.epsilon(pop, pop.n, delta)``
-    (another ``n`` is refused). The sharper bound with each group at its own blanket mass:
-    ``method="poisson-binomial"`` in :func:`amp.epsilon`, :func:`amp.delta` (also with
-    ``rounds`` and ``sampling``) and :func:`amp.calibrate_eps0`, or
-    :func:`amp.population_delta`, :func:`amp.population_epsilon`
-    (:mod:`amp.backends.poisson_binomial`). ``rounds > 1`` composes the baseline (or, with
-    that method, the Poisson-binomial bound); the lower end of a composed bracket is then 0.
+    """Fixed groups: ``n_g`` users run ``M_g`` (finite, same inputs and outputs).
+
+    Use it with its own number of users: ``amp.epsilon(pop, pop.n, delta)`` (another ``n`` is
+    refused). Every entry (:func:`amp.delta`, :func:`amp.epsilon`, :func:`amp.profile`,
+    :func:`amp.sweep`, ``rounds=``, :func:`amp.calibrate_eps0`, the CLI) answers with the
+    sharpest certified bound amp has: each group at its own blanket mass against one shared
+    blanket, the Poisson-binomial count of blanket draws, maximised over the victim's group
+    and pair (:mod:`amp.backends.population_upper`); ``method=`` only picks the backend of
+    each count. ``bound="lower"``: Theorem 5's pair with the victim in one group and a
+    background per group (:mod:`amp.backends.population_lower`), one round.
+
+    This object's own laws (:meth:`gparv_laws`) are the valid, looser common-blanket baseline
+    (module docstring): Theorem 4 (Section 5.1) with ``c(y) = min_g min_x R_g(x)(y)`` and the
+    victim's ratios, every user at the smallest blanket mass;
+    ``amp.PrivacyProfile(pop, pop.n, laws=pop.gparv_laws())`` computes it (over rounds:
+    :func:`amp.backends.poisson_binomial.population_rounds` with ``baseline=True``).
 
     Examples
     --------
@@ -337,8 +344,10 @@ class Population(Mechanism):
         return dedupe_laws(laws)
 
     def lower_laws(self, pair=None, *, backgrounds: bool = True) -> list[GPARV]:
-        raise ParameterError("a fixed population has no Theorem 5 lower bound here (the other "
-                             "users are not identically distributed)")
+        raise ParameterError("a fixed population's Theorem 5 pair is not one GPARV law (the "
+                             "other users are not identically distributed): its lower bound "
+                             "is amp.delta/amp.epsilon/amp.profile with bound='lower' "
+                             "(amp.backends.population_lower)")
 
     def describe(self) -> str:
-        return f"{self.name}, baseline (common blanket)"
+        return self.name
