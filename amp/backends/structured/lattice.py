@@ -34,7 +34,7 @@ __all__ = ["cf_denominators", "lattice_cats", "lattice_table", "LATTICE_BLOCK"]
 
 #: Frequencies whose element-wise terms :func:`lattice_table` holds at once (tables up to
 #: ``2 LATTICE_BLOCK`` points are one block; larger ones, n ~ 10^11, keep ~0.3 GB less).
-LATTICE_BLOCK = 1 << 20
+LATTICE_BLOCK = 1 << 18
 
 
 def cf_denominators(E: float, kmax: int) -> list[int]:
