@@ -67,13 +67,14 @@ def cell(r: dict) -> str:
     if "error" in r:
         return f"ERROR {r['error']}"
     lo, hi = r["bracket"]
-    return (f"{r['seconds']:7.2f} s {r['peak_mb']:6.0f} MB  [{lo:.6g}, {hi:.6g}]")
+    return (f"{r['seconds']:7.2f} s ({r.get('cpu_s', float('nan')):.2f} cpu) {r['peak_mb']:6.0f} MB"
+            f"  [{lo:.6g}, {hi:.6g}]")
 
 
 def table(before: dict, after: dict) -> str:
     """The two runs side by side, one row per case, and whether the upper end moved."""
-    head = (f"{'case':<15}| {'before: time':>12} {'peak':>7}  {'bracket':<30}"
-            f"| {'after: time':>11} {'peak':>7}  {'bracket':<30}| upper end")
+    head = (f"{'case':<15}| {'before: time (cpu)':>22} {'peak':>7}  {'bracket':<30}"
+            f"| {'after: time (cpu)':>22} {'peak':>7}  {'bracket':<30}| upper end")
     lines = [head, "-" * len(head)]
     keys = [k for k in before] + [k for k in after if k not in before]
     for key in keys:
@@ -86,7 +87,8 @@ def half(r: dict) -> str:
     if "error" in r:
         return f"{'ERROR ' + r['error'][:50]:<55}"
     lo, hi = r["bracket"]
-    return f"{r['seconds']:8.2f} s {r['peak_mb']:5.0f} MB  {f'[{lo:.8g}, {hi:.8g}]':<30}"
+    return (f"{r['seconds']:7.2f} s ({r.get('cpu_s', float('nan')):5.2f} cpu) {r['peak_mb']:5.0f} MB  "
+            f"{f'[{lo:.8g}, {hi:.8g}]':<30}")
 
 
 def verdict(b: dict, a: dict) -> str:
