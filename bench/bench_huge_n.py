@@ -97,6 +97,8 @@ def verdict(b: dict, a: dict) -> str:
     hb, ha = b["bracket"][1], a["bracket"][1]
     if ha == hb:
         return "same"
+    if hb > 0 and abs(ha - hb) <= 1e-9 * hb:       # compare_versions.py's "same"
+        return f"same to 1e-9 ({(ha - hb) / hb:+.1e})"
     return "tighter" if ha < hb else f"LOOSER ({ha / hb:.4g}x)" if hb > 0 else "LOOSER"
 
 
@@ -110,6 +112,7 @@ def main() -> None:
                     help="print two saved runs side by side")
     ap.add_argument("--rows", nargs="+", default=ROWS, choices=ROWS)
     ap.add_argument("--timeout", type=float, default=1800)
+    ap.add_argument("--save-both", type=Path, help="also write both runs as JSON here")
     a = ap.parse_args()
     print("# amp.epsilon(mechanism, n, 1e-6), Table 1 rows at eps0 = 1, one process per case: "
           "wall time, peak RSS (ru_maxrss), certified bracket", flush=True)
@@ -127,6 +130,8 @@ def main() -> None:
     before = run_tree(a.before, a.n, a.timeout, "before", a.rows) if a.before else {}
     after = run_tree(NEW_TREE, a.n, a.timeout, "after", a.rows)
     print(f"# load average at end: {os.getloadavg()}", flush=True)
+    if a.save_both:
+        a.save_both.write_text(json.dumps({"before": before, "after": after}, indent=1))
     print(table(before, after))
 
 

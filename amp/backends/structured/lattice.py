@@ -114,8 +114,7 @@ def lattice_table(nu: Nuisance, m0: int, K: int, half_width_V: float) -> Table:
     eps_p = 1.01 * (sum_e + 10 * U * log2N * sum_mod) / N
     p = sfft.irfft(psi, N)
     del psi
-    idx = np.arange(N)
-    vals_V = (origin + idx) / K
+    vals_V = np.arange(origin, origin + N, dtype=np.int64) / K
     vc = m0 * nu.mu
     F, G = cumulate(vals_V, p, vc)
     pmax = min(1.0, float(p.max()) + eps_p)
