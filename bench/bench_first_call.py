@@ -60,7 +60,7 @@ def run(tree: Path, a: argparse.Namespace) -> dict:
     env = dict(os.environ, PYTHONPATH=str(tree))
     out = subprocess.run([sys.executable, "-c", CHILD, str(a.n), str(a.eps0), str(a.k),
                           str(a.delta), str(HERE), str(tree)], capture_output=True, text=True,
-                         env=env, check=True)
+                         env=env, check=True, cwd=str(tree))   # cwd: its amp first
     return json.loads(out.stdout)
 
 
