@@ -67,13 +67,14 @@ def cell(r: dict) -> str:
     if "error" in r:
         return f"ERROR {r['error']}"
     lo, hi = r["bracket"]
-    return (f"{r['seconds']:7.2f} s {r['peak_mb']:6.0f} MB  [{lo:.6g}, {hi:.6g}]")
+    return (f"{r['seconds']:7.2f} s ({r.get('cpu_s', float('nan')):.2f} cpu) {r['peak_mb']:6.0f} MB"
+            f"  [{lo:.6g}, {hi:.6g}]")
 
 
 def table(before: dict, after: dict) -> str:
     """The two runs side by side, one row per case, and whether the upper end moved."""
-    head = (f"{'case':<15}| {'before: time':>12} {'peak':>7}  {'bracket':<30}"
-            f"| {'after: time':>11} {'peak':>7}  {'bracket':<30}| upper end")
+    head = (f"{'case':<15}| {'before: time (cpu)':>22} {'peak':>7}  {'bracket':<30}"
+            f"| {'after: time (cpu)':>22} {'peak':>7}  {'bracket':<30}| upper end")
     lines = [head, "-" * len(head)]
     keys = [k for k in before] + [k for k in after if k not in before]
     for key in keys:
@@ -86,7 +87,8 @@ def half(r: dict) -> str:
     if "error" in r:
         return f"{'ERROR ' + r['error'][:50]:<55}"
     lo, hi = r["bracket"]
-    return f"{r['seconds']:8.2f} s {r['peak_mb']:5.0f} MB  {f'[{lo:.8g}, {hi:.8g}]':<30}"
+    return (f"{r['seconds']:7.2f} s ({r.get('cpu_s', float('nan')):5.2f} cpu) {r['peak_mb']:5.0f} MB  "
+            f"{f'[{lo:.8g}, {hi:.8g}]':<30}")
 
 
 def verdict(b: dict, a: dict) -> str:
@@ -95,6 +97,8 @@ def verdict(b: dict, a: dict) -> str:
     hb, ha = b["bracket"][1], a["bracket"][1]
     if ha == hb:
         return "same"
+    if hb > 0 and abs(ha - hb) <= 1e-9 * hb:       # compare_versions.py's "same"
+        return f"same to 1e-9 ({(ha - hb) / hb:+.1e})"
     return "tighter" if ha < hb else f"LOOSER ({ha / hb:.4g}x)" if hb > 0 else "LOOSER"
 
 
@@ -108,6 +112,7 @@ def main() -> None:
                     help="print two saved runs side by side")
     ap.add_argument("--rows", nargs="+", default=ROWS, choices=ROWS)
     ap.add_argument("--timeout", type=float, default=1800)
+    ap.add_argument("--save-both", type=Path, help="also write both runs as JSON here")
     a = ap.parse_args()
     print("# amp.epsilon(mechanism, n, 1e-6), Table 1 rows at eps0 = 1, one process per case: "
           "wall time, peak RSS (ru_maxrss), certified bracket", flush=True)
@@ -125,6 +130,8 @@ def main() -> None:
     before = run_tree(a.before, a.n, a.timeout, "before", a.rows) if a.before else {}
     after = run_tree(NEW_TREE, a.n, a.timeout, "after", a.rows)
     print(f"# load average at end: {os.getloadavg()}", flush=True)
+    if a.save_both:
+        a.save_both.write_text(json.dumps({"before": before, "after": after}, indent=1))
     print(table(before, after))
 
 

@@ -100,3 +100,44 @@ def test_evaluator_linear_region_matches_boost_elementwise():
         cbar = Tf * (ev.gX * mod.r + ev.gY * (1 - mod.r))
         lin_boost = (cbar - ev.beta * mod.m * mod.mu) * b + ev.A * (1 - mod.r) * ev.x_hi * pm
         assert np.all(np.abs(ev.lin_T - lin_boost) <= ev.lin_err_T + 1e-300)
+
+
+def test_run_anchor_spacing():
+    """32 up to n = 1e8 (as before), then ~sqrt(n / 1e8) times that, a power of two, capped."""
+    from amp.backends.structured.binomial import RUN_ANCHOR, RUN_ANCHOR_MAX, run_anchor
+    assert run_anchor(1e4) == run_anchor(1e8) == RUN_ANCHOR
+    assert run_anchor(1e10) == 16 * RUN_ANCHOR
+    assert run_anchor(1e11) == 32 * RUN_ANCHOR
+    assert run_anchor(1e12) == 128 * RUN_ANCHOR
+    assert run_anchor(1e18) == RUN_ANCHOR_MAX
+
+
+@pytest.mark.parametrize("n0,p,slope,anchor", [
+    (10**11, 0.5, 0.5, None), (10**11, 0.3, 0.3, 4096), (10**12, 0.57, 0.57, None),
+    (10**9, 0.2, 0.2, 8192)])
+def test_long_runs_at_huge_n_against_boost(n0, p, slope, anchor):
+    """Runs longer than a block (RUN_BLOCK) with the wide anchor spacing of huge n: every
+    carried value (sampled, and every element next to a block boundary) is within its
+    certified bound of Boost's sf, its bound within 1.25 eta."""
+    from amp.backends.structured.binomial import RUN_BLOCK
+    rng = np.random.default_rng(n0 % 997)
+    length = RUN_BLOCK + 5000
+    k, n = _run(rng, n0, length, p, slope, 0.4, breaks=3)
+    s, rel = sf_run(k, n, p, anchor)
+    assert np.all(rel <= 1.25 * eta(k, n, p)) and np.all(rel >= 0)
+    idx = np.unique(np.r_[np.arange(0, k.size, 211), np.arange(RUN_BLOCK - 3, RUN_BLOCK + 3),
+                          k.size - 1])
+    b = sf(k[idx] - 1, n[idx], p)
+    assert np.all(np.abs(s[idx] - b) <= (rel[idx] + eta(k[idx], n[idx], p)) * b + 1e-300)
+    # most values are carried (Boost: an anchor every `anchor` elements, and at breaks and
+    # steps of k by 2, which the walk takes now and then)
+    assert np.mean(rel != eta(k, n, p)) > 0.9
+
+
+def test_blocks_and_spacing_change_only_the_anchors():
+    """The same run with two anchor spacings: values agree within their certified bounds."""
+    rng = np.random.default_rng(11)
+    k, n = _run(rng, 10**10, 9000, 0.45, 0.45, 0.3, breaks=2)
+    s1, r1 = sf_run(k, n, 0.45, 32)
+    s2, r2 = sf_run(k, n, 0.45, 2048)
+    assert np.all(np.abs(s1 - s2) <= (r1 + r2) * np.maximum(s1, s2))

@@ -153,3 +153,36 @@ def test_boost_binomial_accuracy_assumption(n, p, z):
     k = int(n * p + z * math.sqrt(n * p * (1 - p)))
     assert abs(stats.binom.pmf(k, n, p) / float(_ref_pmf(k, n, p)) - 1) < ETA_BINOM / 10
     assert abs(stats.binom.sf(k, n, p) / float(_ref_sf(k, n, p)) - 1) < ETA_BINOM / 10
+
+
+def test_lattice_table_in_blocks_is_the_same_table(monkeypatch):
+    """Building the characteristic function in blocks of frequencies (memory at n ~ 1e11)
+    gives the same table: the same values, the error bound up to its summation order."""
+    import amp.backends.structured.lattice as lat_mod
+    nu = Nuisance(math.e, 0.6, 0.3, 0.1)
+    whole = lattice_table(nu, 200_000, 5, 9000.0)
+    monkeypatch.setattr(lat_mod, "LATTICE_BLOCK", 1000)
+    blocks = lat_mod.lattice_table(nu, 200_000, 5, 9000.0)
+    assert whole.size == blocks.size > 4 * 1000
+    assert np.array_equal(whole.F, blocks.F) and np.array_equal(whole.G, blocks.G)
+    assert blocks.abs_p == pytest.approx(whole.abs_p, rel=1e-12)
+    assert (blocks.alias, blocks.out, blocks.pmax) == (whole.alias, whole.out, whole.pmax)
+
+
+def test_evaluator_in_slices_of_T(monkeypatch):
+    """The Evaluator's per-T arrays computed in slices of T (memory at n ~ 1e11): the same
+    regions and band; the linear region's values within their certified bounds of each other
+    (a slice starts a new sf run: another Boost anchor)."""
+    import amp.backends.structured.evaluator as ev_mod
+    mod = CountModel(structured_shape(RAPPOR(1.0).gparv()), 10**7, -41.4)
+    eps = 0.004
+    whole = Evaluator(mod, eps, 1e-13)
+    monkeypatch.setattr(ev_mod, "EVAL_CHUNK", 997)
+    sliced = ev_mod.Evaluator(mod, eps, 1e-13)
+    assert mod.Ts.size > 5 * 997
+    for name in ("x_hi", "core", "has_lin", "nb"):
+        assert np.array_equal(getattr(whole, name), getattr(sliced, name)), name
+    assert whole.skip_up == sliced.skip_up and whole.total_band == sliced.total_band
+    assert np.all(np.abs(whole.lin_T - sliced.lin_T) <= whole.lin_err_T + sliced.lin_err_T)
+    assert np.allclose(whole.lin_tail_T, sliced.lin_tail_T, rtol=1e-8, atol=0)
+    assert np.array_equal(whole.zero_tail_T, sliced.zero_tail_T)

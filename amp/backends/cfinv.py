@@ -51,10 +51,10 @@ from amp.core.lazy import lazy
 from amp.core.errors import NumericalError
 from amp.core.floats import TINY, U
 from amp.core.result import Bound
+from amp.core.roots import bounded_minimum, brent_root
 from amp.core.saddle import log_mgf
 
 # scipy is imported on first use (amp.core.lazy): import amp stays fast
-optimize = lazy("scipy.optimize")
 special = lazy("scipy.special")
 
 __all__ = ["cf_delta", "cf_cost", "DEFAULT_MAX_TERMS"]
@@ -93,7 +93,7 @@ def _theta(g: np.ndarray, lp: np.ndarray, n: int) -> float:
         lo, hi = hi, 2 * hi
         if hi > 1e12 / gmax:
             raise NumericalError("cf: could not locate the tilt of the inversion contour")
-    return optimize.brentq(h, lo, hi, rtol=1e-10, maxiter=300)
+    return brent_root(h, lo, hi, rtol=1e-10, maxiter=300)
 
 
 def _alias_bound(g: np.ndarray, lp: np.ndarray, n: int, theta: float, K0: float, s: float,
@@ -105,10 +105,9 @@ def _alias_bound(g: np.ndarray, lp: np.ndarray, n: int, theta: float, K0: float,
                 + lam * lam * s * s / 2)
 
     def best(logb, lam0: float) -> float:        # min over lam > 0 of the log-bound logb(lam)
-        res = optimize.minimize_scalar(lambda x: logb(math.exp(x)), method="bounded",
-                                       bounds=(math.log(lam0) - 12, math.log(lam0) + 6),
-                                       options={"xatol": 1e-3})
-        return min(float(res.fun), logb(lam0))
+        _, f_min = bounded_minimum(lambda x: logb(math.exp(x)), math.log(lam0) - 12,
+                                   math.log(lam0) + 6, xatol=1e-3)
+        return min(f_min, logb(lam0))
 
     # m <= -1: E_Q[(Y - M L)_+] <= e^(Lambda_Q(lam) - lam M L) / (e lam), summed over M >= 1
     def log_low(lam: float) -> float:

@@ -47,11 +47,11 @@ from amp.core import memory
 from amp.core.errors import NumericalError
 from amp.core.floats import TINY, U
 from amp.core.result import Bound
+from amp.core.roots import bounded_minimum
 from amp.core.saddle import log_mgf, saddle_theta
 
 # scipy is imported on first use (amp.core.lazy): import amp stays fast
 sfft = lazy("scipy.fft")
-optimize = lazy("scipy.optimize")
 special = lazy("scipy.special")
 
 __all__ = ["fft_delta", "fft_cost", "DEFAULT_MAX_POINTS"]
@@ -130,9 +130,7 @@ def _chernoff_right(m: np.ndarray, logq: np.ndarray, n: int, K: float) -> tuple[
 
     mmax = float(np.max(np.abs(m))) + 1.0
     hi = 50.0 / mmax
-    r = optimize.minimize_scalar(obj, bounds=(min(1e-12, 0.5 * hi), hi), method="bounded",
-                                 options={"xatol": 1e-10 / mmax})
-    lam = float(r.x)
+    lam, _ = bounded_minimum(obj, min(1e-12, 0.5 * hi), hi, xatol=1e-10 / mmax)
     return min(0.0, obj(lam)), lam
 
 

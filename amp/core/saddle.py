@@ -7,11 +7,8 @@ import math
 
 import numpy as np
 
-from amp.core.lazy import lazy
 from amp.core.errors import NumericalError
-
-# scipy is imported on first use (amp.core.lazy): import amp stays fast
-optimize = lazy("scipy.optimize")
+from amp.core.roots import brent_root
 
 __all__ = ["saddle_theta", "log_mgf", "saddle_log_delta"]
 
@@ -33,7 +30,7 @@ def saddle_theta(g: np.ndarray, p: np.ndarray) -> float:
         hi *= 2
         if hi > 1e300:
             raise NumericalError("could not locate the saddle point of the GPARV law")
-    return optimize.brentq(f, 0.0, hi, xtol=1e-300, rtol=1e-13, maxiter=500)
+    return brent_root(f, 0.0, hi, xtol=1e-300, rtol=1e-13, maxiter=500)
 
 
 def log_mgf(m: np.ndarray, logq: np.ndarray, lam: float) -> float:
@@ -58,7 +55,7 @@ def saddle_log_delta(g: np.ndarray, p: np.ndarray, n: int, rtol: float = 1e-10) 
         th_hi *= 2
         if th_hi > 1e300:
             raise ValueError("saddle point out of range")
-    th = optimize.brentq(f, 0, th_hi, rtol=rtol)
+    th = brent_root(f, 0.0, th_hi, rtol=rtol)
     z = lp + th * g
     zm = z.max()
     logM = zm + math.log(np.exp(z - zm).sum())

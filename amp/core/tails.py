@@ -12,11 +12,8 @@ import math
 
 import numpy as np
 
-from amp.core.lazy import lazy
 from amp.core.floats import TINY, U
-
-# scipy is imported on first use (amp.core.lazy): import amp stays fast
-optimize = lazy("scipy.optimize")
+from amp.core.roots import bounded_minimum
 
 __all__ = ["kl_bernoulli", "binom_log_tail_ge", "binom_log_tail_le", "binom_window",
            "binom_window_mass", "binom_chernoff_quantile", "bernstein_t", "chernoff_upper"]
@@ -173,9 +170,8 @@ def chernoff_upper(g: np.ndarray, p: np.ndarray, n: int, noise: np.ndarray | Non
         return n * (zm + math.log(float(np.exp(z - zm).sum()))) - 1.0 - math.log(th)
 
     lo_t, hi_t = math.log(1e-12 / scale), math.log(1e4 / scale)
-    r = optimize.minimize_scalar(logb, bounds=(lo_t, hi_t), method="bounded",
-                                 options={"xatol": 1e-6})
-    best, t = min((float(r.fun), float(r.x)), (logb(lo_t), lo_t), (logb(hi_t), hi_t))
+    t_min, f_min = bounded_minimum(logb, lo_t, hi_t, xatol=1e-6)
+    best, t = min((f_min, t_min), (logb(lo_t), lo_t), (logb(hi_t), hi_t))
     # rounding of log M at this theta: log p (|log p| u each), theta g (|theta g| u each), the
     # sum and the log (a few u): each term's relative error, times n through the power
     err_logM = 4 * U * (float(np.abs(lp).max()) + math.exp(t) * scale + 16)

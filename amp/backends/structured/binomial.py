@@ -39,12 +39,15 @@ special = lazy("scipy.special")
 stats = lazy("scipy.stats")
 
 __all__ = ["ETA_BINOM", "ETA_SLOPE", "BINOM_REL", "RUN_ANCHOR", "eta", "pmf", "sf", "logpmf",
-           "sf_run",
+           "sf_run", "run_anchor",
            "binom_max_pmf", "binom_rows", "excess_bound"]
 
 ETA_BINOM = 2e-10                      # floor of the assumed relative accuracy of Boost pmf/sf
 ETA_SLOPE = 32 * U                     # ... plus this times |k - np|: eta()
 RUN_ANCHOR = 32                        # sf_run: one Boost sf per this many consecutive n
+RUN_ANCHOR_N = 1e8                     # ... up to this n (then ~sqrt(n): run_anchor)
+RUN_ANCHOR_MAX = 8192                  # ... and never more than this many
+RUN_BLOCK = 1 << 18                    # sf_run: elements per block (memory)
 BINOM_REL = 3 * ETA_BINOM + 1e-12     # Boost pmf at a row's anchor times another Boost pmf
 
 
@@ -112,7 +115,25 @@ def logpmf(k, n, p):
     return combiln + special.xlogy(k, p) + special.xlog1py(n - k, -p)
 
 
-def sf_run(k, n, p) -> tuple[np.ndarray, np.ndarray]:
+def run_anchor(n_max: float) -> int:
+    """Spacing of the Boost anchors of :func:`sf_run` along a run whose largest ``n`` is
+    ``n_max``: :data:`RUN_ANCHOR` up to ``RUN_ANCHOR_N = 10^8``, then ``RUN_ANCHOR`` times the
+    power of two at or above ``sqrt(n_max / 10^8)`` (at most :data:`RUN_ANCHOR_MAX`).
+
+    Boost's ``sf`` near the bulk costs more as ``n`` grows (about 25 us at ``n = 10^8``, 200 us
+    at ``10^11``, 400 us at ``10^12``, ``bench/bench_huge_n.py``) and a run (a window of ``T``)
+    has ``~ sqrt(n)`` elements, so a fixed spacing spends ``n^(3/4)`` in anchors: 8 s of a
+    10 s evaluation at ``n = 10^11``.  A spacing ``~ sqrt(n)`` keeps the anchors' count, and
+    the increments' mass summed over one spacing (``spacing x`` a point mass ``~ 1/sqrt(n)``,
+    the share of the carried error beyond the anchor's), what they are at ``10^8``.  Speed
+    only: every carried value keeps its certified error (else Boost's ``sf``)."""
+    if not n_max > RUN_ANCHOR_N:
+        return RUN_ANCHOR
+    f = 2 ** math.ceil(math.log2(math.sqrt(n_max / RUN_ANCHOR_N)))
+    return int(min(RUN_ANCHOR * f, RUN_ANCHOR_MAX))
+
+
+def sf_run(k, n, p, anchor: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``P(Bin(n_i, p) >= k_i)`` for a run of ``n`` (mostly consecutive), each with a certified
     relative error (at most ``1.25`` :func:`eta`), for a fraction of the cost of Boost's ``sf``.
 
@@ -124,14 +145,16 @@ def sf_run(k, n, p) -> tuple[np.ndarray, np.ndarray]:
     * ``P(X_{n+1} >= k + 1) = P(X_n >= k) - (1 - p) P(X_n = k)``,
     * ``P(X_{n+1} >= k - 1) = P(X_n >= k) + P(X_n = k - 1) + p P(X_n = k - 2)``
 
-    carry the value from a Boost ``sf`` anchor (every :data:`RUN_ANCHOR` elements and wherever
-    the run breaks) by a cumulative sum of Boost ``pmf`` increments.  The absolute error of a
+    carry the value from a Boost ``sf`` anchor (every ``anchor`` elements, default
+    :func:`run_anchor` of the largest ``n``, and wherever the run breaks) by a cumulative sum
+    of Boost ``pmf`` increments.  The absolute error of a
     carried value is bounded by ``eta s_anchor + sum (eta_i + 4u) |increments|`` (the
     masses and their products) ``+ u sum |partial sums| + u |value|`` (the rounding of the
     cumulative sum and of the final addition), all computed alongside (times ``1.001``); its
     relative error is that bound over ``value - bound``.  Where it exceeds ``1.25 eta``
     (a value that fell far below its anchor, where the subtractions cancel) the element is
-    recomputed by Boost's ``sf``.
+    recomputed by Boost's ``sf``.  Long runs are taken in blocks of :data:`RUN_BLOCK` elements
+    (a block starts with an anchor), so the temporaries stay ~100 MB whatever ``n``.
 
     Returns ``(s, rel)``: the values and each one's certified relative error bound
     (:func:`eta` for Boost values, the computed bound, ``<= 1.25 eta``, for carried ones).
@@ -139,9 +162,29 @@ def sf_run(k, n, p) -> tuple[np.ndarray, np.ndarray]:
     k = np.asarray(k, dtype=np.int64).ravel()
     n = np.asarray(n, dtype=np.int64).ravel()
     size = k.size
-    rel = eta(k, n, p).ravel()                    # Boost's, for every element
     if size < 2 or not 0.0 < p < 1.0:
-        return (sf(k - 1, n, p) if size else np.zeros(0)), rel
+        return (sf(k - 1, n, p) if size else np.zeros(0)), eta(k, n, p).ravel()
+    if anchor is None:
+        anchor = run_anchor(float(n.max()))
+    anchor = int(anchor)
+    block = max(anchor, RUN_BLOCK - RUN_BLOCK % anchor)
+    if size <= block:
+        return _sf_run_block(k, n, p, anchor)
+    s = np.empty(size)
+    rel = np.empty(size)
+    for i in range(0, size, block):
+        s[i:i + block], rel[i:i + block] = _sf_run_block(k[i:i + block], n[i:i + block], p,
+                                                         anchor)
+    return s, rel
+
+
+def _sf_run_block(k: np.ndarray, n: np.ndarray, p: float, anchor: int
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`sf_run` on one block (its first element is an anchor)."""
+    size = k.size
+    rel = eta(k, n, p).ravel()                    # Boost's, for every element
+    if size < 2:
+        return sf(k - 1, n, p), rel
     idx = np.arange(size)
     dk = np.diff(k)
     inside = (k >= 2) & (k <= n)
@@ -149,13 +192,13 @@ def sf_run(k, n, p) -> tuple[np.ndarray, np.ndarray]:
     brk = np.r_[True, ~link]
     start = np.maximum.accumulate(np.where(brk, idx, 0))
     pos = idx - start
-    anchor = (pos % RUN_ANCHOR) == 0
-    seg = np.cumsum(anchor) - 1                     # segment of each element
-    apos = pos % RUN_ANCHOR                          # position inside its segment
-    a_idx = np.flatnonzero(anchor)
+    anchor_at = (pos % anchor) == 0
+    seg = np.cumsum(anchor_at) - 1                  # segment of each element
+    apos = pos % anchor                              # position inside its segment
+    a_idx = np.flatnonzero(anchor_at)
     s_a = sf(k[a_idx] - 1, n[a_idx], p)
     # increments into the carried elements (from element i - 1)
-    car = np.flatnonzero(~anchor)
+    car = np.flatnonzero(~anchor_at)
     s = np.empty(size)
     s[a_idx] = s_a
     if car.size:
@@ -177,20 +220,22 @@ def sf_run(k, n, p) -> tuple[np.ndarray, np.ndarray]:
         # Boost's error on each increment's masses (at k - 2 .. k: the largest of the three)
         eta_inc = ETA_BINOM + ETA_SLOPE * (np.abs(kk - T * p) + 2.0)
         J = a_idx.size
-        M = np.zeros((J, RUN_ANCHOR))
-        Ma = np.zeros((J, RUN_ANCHOR))
-        Me = np.zeros((J, RUN_ANCHOR))
-        M[seg[car], apos[car]] = inc
-        Ma[seg[car], apos[car]] = absinc
-        Me[seg[car], apos[car]] = eta_inc * absinc
-        C = np.cumsum(M, axis=1)
-        CA = np.cumsum(Ma, axis=1)
-        CE = np.cumsum(Me, axis=1)
-        CC = np.cumsum(np.abs(C), axis=1)
-        val = s_a[seg[car]] + C[seg[car], apos[car]]
-        err = 1.001 * (rel[a_idx][seg[car]] * s_a[seg[car]]
-                       + CE[seg[car], apos[car]] + 4 * U * CA[seg[car], apos[car]]
-                       + U * CC[seg[car], apos[car]]) + U * np.abs(val)
+        sc = seg[car]
+        fi = sc * anchor + apos[car]                 # flat (segment, position) of each step
+        M = np.zeros(J * anchor)
+        Ma = np.zeros(J * anchor)
+        Me = np.zeros(J * anchor)
+        M[fi] = inc
+        Ma[fi] = absinc
+        Me[fi] = eta_inc * absinc
+        C = np.cumsum(M.reshape(J, anchor), axis=1).ravel()
+        CA = np.cumsum(Ma.reshape(J, anchor), axis=1).ravel()
+        CE = np.cumsum(Me.reshape(J, anchor), axis=1).ravel()
+        CC = np.cumsum(np.abs(C).reshape(J, anchor), axis=1).ravel()
+        sa = s_a[sc]
+        val = sa + C[fi]
+        err = 1.001 * (rel[a_idx][sc] * sa + CE[fi] + 4 * U * CA[fi] + U * CC[fi]) \
+            + U * np.abs(val)
         with np.errstate(divide="ignore", invalid="ignore"):
             r_c = np.where(val - err > 0, err / (val - err), np.inf)
         ok = r_c <= 1.25 * rel[car]             # else Boost's own sf is the better value

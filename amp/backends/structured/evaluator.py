@@ -44,6 +44,7 @@ MAX_BAND = 40_000_000                  # band elements per evaluation
 BAND_CHUNK = 1 << 17                   # band elements per chunk (memory and cache)
 BAND_CACHE_BYTES = 96 << 20            # the band is kept between passes up to this size
 CORE_MIN_T = 256                       # windows of fewer T are evaluated whole (Evaluator._core)
+EVAL_CHUNK = 1 << 20                   # T values per slice of the per-T arrays (Evaluator)
 
 
 def _dot(a: np.ndarray, b: np.ndarray) -> float:
@@ -99,12 +100,36 @@ class Evaluator:
         self.gX = sh.lx * (E - w)
         self.gY = sh.ly * (1.0 - w * E)
         self.A = self.gX - self.gY
-        Ts = mod.Ts
-        Tf = Ts.astype(float)
+        nT = mod.Ts.size
+        # every per-T array is computed in slices of EVAL_CHUNK values of T (the same
+        # element-wise operations; windows up to EVAL_CHUNK, n <~ 1e10, are one slice): the
+        # temporaries of one slice at a time (memory at n ~ 1e11)
+        slices = [slice(i, min(nT, i + EVAL_CHUNK)) for i in range(0, max(nT, 1), EVAL_CHUNK)]
+        self.x_hi = np.empty(nT, dtype=np.int64)
+        x_lo = np.empty(nT, dtype=np.int64)
+        for sl in slices:
+            self.x_hi[sl], x_lo[sl] = self._regions(sl)
+        core = self._core(skip_rel, slices)
+        self.core = core
+        self.has_lin = (self.x_hi <= mod.Ts) & core
+        self.lin_T = np.empty(nT)
+        self.lin_err_T = np.empty(nT)
+        self.lin_tail_T = np.empty(nT)
+        self.zero_tail_T = np.empty(nT)
+        self.nb = np.empty(nT, dtype=np.int64)
+        for sl in slices:
+            self._linear(sl, x_lo[sl])
+        self.total_band = int(self.nb.sum())
+
+    def _regions(self, sl: slice) -> tuple[np.ndarray, np.ndarray]:
+        """``(x_hi, x_lo)`` of the ``T`` in ``sl``: the linear region is ``x >= x_hi``, the
+        zero region ``x <= x_lo``."""
+        mod = self.mod
+        Tf = mod.Ts[sl].astype(float)
         beta, A, gY = self.beta, self.A, self.gY
         # regions of x (with a relative safety margin against rounding of c)
-        qh = (beta * mod.v_l - gY * Tf) / A
-        qz = (beta * mod.v_z - gY * Tf) / A
+        qh = (beta * mod.v_l[sl] - gY * Tf) / A
+        qz = (beta * mod.v_z[sl] - gY * Tf) / A
         x_hi = np.ceil(qh + 1e-12 * np.abs(qh) + 1e-9)
         x_lo = np.floor(qz - 1e-12 * np.abs(qz) - 1e-9)
         x_hi = np.clip(x_hi, 0, Tf + 1)
@@ -113,38 +138,44 @@ class Evaluator:
         x_hi = np.where(Tf + 1 - x_hi <= 64, Tf + 1, x_hi)
         x_lo = np.clip(x_lo, -1, Tf)
         x_lo = np.minimum(x_lo, x_hi - 1)
-        self.x_hi = x_hi.astype(np.int64)
-        self.x_lo = x_lo.astype(np.int64)
-        r = mod.r
-        core = self._core(skip_rel)
-        self.core = core
-        has_lin = (self.x_hi <= Ts) & core
-        self.has_lin = has_lin
+        return x_hi.astype(np.int64), x_lo.astype(np.int64)
+
+    def _linear(self, sl: slice, x_lo: np.ndarray) -> None:
+        """The linear region's value, its rounding bound and the Bernstein tails of the ``T``
+        in ``sl`` (``lin_T``, ``lin_err_T``, ``lin_tail_T``, ``zero_tail_T``) and their band
+        sizes ``nb``."""
+        mod = self.mod
+        r, beta, gY, A = mod.r, self.beta, self.gY, self.A
+        Ts = mod.Ts[sl]
+        Tf = Ts.astype(float)
+        x_hi = self.x_hi[sl]
+        has_lin = self.has_lin[sl]
+        core = self.core[sl]
         Psf = np.zeros(Ts.size)
-        eta_pm = eta(self.x_hi, Ts, r).ravel()       # Boost's pmf at x_hi (and sf, if Boost)
+        eta_pm = eta(x_hi, Ts, r).ravel()            # Boost's pmf at x_hi (and sf, if Boost)
         eta_sf = eta_pm.copy()
         Ppm = np.zeros(Ts.size)
         if np.any(has_lin):
             # P(x >= x_hi) along the run of T (Boost anchors, exact recurrences between them;
             # each value with its certified relative error, at most 1.25 eta)
-            Psf[has_lin], eta_sf[has_lin] = sf_run(self.x_hi[has_lin], Ts[has_lin], r)
-            Ppm[has_lin] = pmf(self.x_hi[has_lin], Ts[has_lin], r)
+            Psf[has_lin], eta_sf[has_lin] = sf_run(x_hi[has_lin], Ts[has_lin], r)
+            Ppm[has_lin] = pmf(x_hi[has_lin], Ts[has_lin], r)
+        m = mod.m[sl]
         cbar = Tf * (self.gX * r + gY * (1 - r))
-        base = cbar - beta * mod.m * mod.mu
+        base = cbar - beta * m * mod.mu
         t1 = base * Psf
-        t2 = A * (1 - r) * self.x_hi * Ppm
-        lin = t1 + t2
-        lin_err = (np.maximum(eta_sf, eta_pm) * np.abs(t1) + eta_pm * np.abs(t2)
-                   + 8 * U * (np.abs(cbar) + beta * mod.m * mod.mu) * Psf + 4 * U * np.abs(t2))
-        self.lin_T = lin
-        self.lin_err_T = lin_err
-        self.lin_tail_T = beta * mod.pm_l * Psf * (1 + eta_sf)     # an upper tail: sf up
-        nonempty_zero = self.x_lo >= 0
-        self.zero_tail_T = np.where(nonempty_zero & core, beta * mod.v_z * mod.z_tau, 0.0)
-        self.nb = np.where(core, np.maximum(self.x_hi - self.x_lo - 1, 0), 0)
-        self.total_band = int(self.nb.sum())
+        t2 = A * (1 - r) * x_hi * Ppm
+        self.lin_T[sl] = t1 + t2
+        self.lin_err_T[sl] = (np.maximum(eta_sf, eta_pm) * np.abs(t1) + eta_pm * np.abs(t2)
+                              + 8 * U * (np.abs(cbar) + beta * m * mod.mu) * Psf
+                              + 4 * U * np.abs(t2))
+        self.lin_tail_T[sl] = beta * mod.pm_l[sl] * Psf * (1 + eta_sf)   # an upper tail: sf up
+        nonempty_zero = x_lo >= 0
+        self.zero_tail_T[sl] = np.where(nonempty_zero & core,
+                                        beta * mod.v_z[sl] * mod.z_tau[sl], 0.0)
+        self.nb[sl] = np.where(core, np.maximum(x_hi - x_lo - 1, 0), 0)
 
-    def _core(self, rel: float) -> np.ndarray:
+    def _core(self, rel: float, slices: list | None = None) -> np.ndarray:
         """The ``T`` evaluated (a boolean mask over the window); sets ``skip_up``.
 
         Given ``T``, ``S = c(T, X) - beta V_m`` with ``X ~ Bin(T, r)``, ``c = A X + gY T`` and
@@ -170,9 +201,10 @@ class Evaluator:
         nu = mod.nu
         if rel <= 0 or nT < CORE_MIN_T or not (A > 0 and 0.0 < r < 1.0):
             return core
-        Tf = mod.Ts.astype(float)
+        if slices is None:
+            slices = [slice(0, nT)]
         ic = int(np.argmax(mod.PT))
-        Tc, mc = float(Tf[ic]), float(mod.m[ic])
+        Tc, mc = float(mod.Ts[ic]), float(mod.m[ic])
 
         def parts_of(th: float) -> tuple[float, float]:
             # per active user: log(1 - r + r e^(x)) = x + log1p((1 - r) expm1(-x)), x = theta A
@@ -194,14 +226,18 @@ class Evaluator:
             return core
         k0 = int(np.argmin(vals))
         th0 = grid[k0]
-        with np.errstate(over="ignore", invalid="ignore"):
-            logB = np.full(nT, np.inf)
-            for fac in (0.5, 0.71, 0.84, 1.0, 1.19, 1.41, 2.0):
-                th = th0 * fac
-                act, nui = parts_of(th)
-                logB = np.minimum(logB, act * Tf + nui * mod.m - 1.0 - math.log(th))
-            contrib = mod.PT * (1 + mod.eta_T) * np.exp(np.minimum(logB, 700.0))
-        contrib = np.where(np.isfinite(contrib), contrib, np.inf)
+        ths = [th0 * fac for fac in (0.5, 0.71, 0.84, 1.0, 1.19, 1.41, 2.0)]
+        parts = [parts_of(th) for th in ths]
+        contrib = np.empty(nT)
+        for sl in slices:
+            Tf = mod.Ts[sl].astype(float)
+            m = mod.m[sl]
+            with np.errstate(over="ignore", invalid="ignore"):
+                logB = np.full(Tf.size, np.inf)
+                for th, (act, nui) in zip(ths, parts):
+                    logB = np.minimum(logB, act * Tf + nui * m - 1.0 - math.log(th))
+                c = mod.PT[sl] * (1 + mod.eta_T) * np.exp(np.minimum(logB, 700.0))
+            contrib[sl] = np.where(np.isfinite(c), c, np.inf)
         total = float(contrib.sum())
         if not math.isfinite(total) or total <= 0:
             return core

@@ -34,15 +34,23 @@ __all__ = ["Table", "cumulate", "exact_grid", "exact_table"]
 _CHUNK = 1024
 
 
-def _cumsum(x: np.ndarray) -> np.ndarray:
-    """Two-level cumulative sum: error <= (CHUNK + len/CHUNK + 2) u sum|x_k| (prefix)."""
+def _cumsum(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """Two-level cumulative sum: error <= (CHUNK + len/CHUNK + 2) u sum|x_k| (prefix); into
+    ``out`` (length ``len(x)``) when given.  Two temporaries of ``x``'s size (tables of 10^7
+    points at n ~ 1e11)."""
     n = x.size
     pad = (-n) % _CHUNK
-    xp = np.concatenate([x, np.zeros(pad)]).reshape(-1, _CHUNK)
-    inner = np.cumsum(xp, axis=1)
+    xp = np.zeros(n + pad)
+    xp[:n] = x
+    inner = np.cumsum(xp.reshape(-1, _CHUNK), axis=1)
+    del xp
     off = np.zeros(inner.shape[0])
     off[1:] = np.cumsum(inner[:-1, -1])
-    return (inner + off[:, None]).ravel()[:n]
+    inner += off[:, None]
+    if out is None:
+        return inner.ravel()[:n]
+    out[:] = inner.ravel()[:n]
+    return out
 
 
 def _cum_rel(n: int) -> float:
@@ -54,8 +62,10 @@ def cumulate(vals: np.ndarray, p: np.ndarray, vc: float) -> tuple[np.ndarray, np
     """``F[i] = sum_{k < i} p_k`` and ``G[i] = sum_{k < i} (v_k - vc) p_k`` (:class:`Table`)."""
     F = np.zeros(p.size + 1)
     G = np.zeros(p.size + 1)
-    F[1:] = _cumsum(p)
-    G[1:] = _cumsum((vals - vc) * p)
+    _cumsum(p, F[1:])
+    t = vals - vc
+    t *= p
+    _cumsum(t, G[1:])
     return F, G
 
 
