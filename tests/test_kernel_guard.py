@@ -112,3 +112,73 @@ def test_a_real_notebook_runs_under_the_guard():
     nbclient.NotebookClient(nb, timeout=60, kernel_name="python3").execute()
     assert nb.metadata["language_info"]["name"] == "python"    # the kernel_info reply arrived
     assert nb.cells[0].outputs[0]["text"].strip() == "42"
+
+
+class MissedWakeupSocket:
+    """A zmq socket as the asyncio poll saw it in the stall: a message that arrives while a poll
+    is pending does not wake that poll (it returns only when its own timeout ends); a new poll
+    sees it at once."""
+
+    def __init__(self, arrives_after: float | None):
+        self.t0 = time.monotonic()
+        self.arrives_after = arrives_after
+        self.polls: list[int] = []
+
+    def _ready(self) -> bool:
+        return self.arrives_after is not None and \
+            time.monotonic() - self.t0 >= self.arrives_after
+
+    async def poll(self, timeout_ms):
+        self.polls.append(timeout_ms)
+        if self._ready():
+            return 1
+        await asyncio.sleep((timeout_ms or 0) / 1000)
+        return int(self._ready())
+
+
+class FakeChannel:
+    def __init__(self, socket):
+        self.socket = socket
+
+    async def _recv(self):
+        return {"parent_header": {"msg_id": "cell-25"}, "content": {"status": "ok"}}
+
+
+def _sliced(socket, timeout):
+    t0 = time.monotonic()
+    try:
+        msg = asyncio.run(guard.sliced_get_msg(FakeChannel(socket), timeout=timeout))
+    except Empty:
+        msg = None
+    return msg, time.monotonic() - t0
+
+
+def test_a_missed_wakeup_costs_one_slice_not_the_timeout(monkeypatch):
+    monkeypatch.setattr(guard, "POLL_SLICE", 0.1)
+    from jupyter_client.channels import AsyncZMQSocketChannel
+    guard.install_sliced_polls()
+    original = AsyncZMQSocketChannel._amp_original_get_msg   # jupyter_client's own get_msg
+    t0 = time.monotonic()            # the model reproduces the stall with the plain channel
+    assert asyncio.run(original(FakeChannel(MissedWakeupSocket(0.05)), timeout=1.0))
+    assert time.monotonic() - t0 >= 0.95
+    msg, took = _sliced(MissedWakeupSocket(0.05), timeout=1.0)
+    assert msg["parent_header"]["msg_id"] == "cell-25" and took < 0.5
+
+
+def test_sliced_polls_keep_the_timeout_and_the_quick_answers(monkeypatch):
+    monkeypatch.setattr(guard, "POLL_SLICE", 0.1)
+    msg, took = _sliced(MissedWakeupSocket(None), timeout=0.35)     # nothing comes: Empty
+    assert msg is None and 0.35 <= took < 0.8
+    sock = MissedWakeupSocket(0.0)                                  # already there: one look
+    msg, took = _sliced(sock, timeout=0)
+    assert msg is not None and sock.polls == [0]
+    sock = MissedWakeupSocket(None)
+    msg, _ = _sliced(sock, timeout=0)                               # timeout 0: one look
+    assert msg is None and sock.polls == [0]
+    assert all(ms <= 100 for ms in MissedWakeupSocket(None).polls + sock.polls)
+
+
+def test_the_guard_installs_the_sliced_polls():
+    from jupyter_client.channels import AsyncZMQSocketChannel
+    guard.install(lambda: "tiny.ipynb")
+    assert AsyncZMQSocketChannel.get_msg is guard.sliced_get_msg

@@ -13,9 +13,21 @@ with a longer timeout, for 400 s) before the notebook's first cell, then ran it 
 * if none is answered within ``AMP_KERNEL_INFO_TIMEOUT`` seconds (default 60), the build fails
   with one line naming the notebook (:class:`KernelStallError`), instead of a silent wait.
 
-Cell execution is untouched: a cell's own wait keeps nbclient's behaviour and timeout. Loaded
-by Sphinx as a local extension (``_config.yml``), which installs it into the build process that
-runs nbclient (myst-nb's ``execute_notebooks: force``).
+The cause, found later with ipykernel 6.31.0 on a loaded machine (``bench/results/
+kernel_stall.txt``): after a widget cell, nbclient received the cell's reply, sent by the kernel
+at once (its header's date), only when its wait of the whole cell timeout (180 s; 400 s in a
+test with that timeout) ran out. The message was there; the asyncio poll of the client's zmq
+socket was not woken for it (``jupyter_client``'s ``AsyncZMQSocketChannel.get_msg`` makes one
+``socket.poll(timeout)`` call; a new poll call looks at the socket's state first, a pending one
+waits for an edge-triggered wake-up). So the guard also
+
+* slices every wait of the async client's channels into polls of at most ``POLL_SLICE``
+  seconds (:func:`sliced_get_msg`): a missed wake-up costs at most that, the overall timeout and
+  the result are unchanged (a message when one is ready; ``queue.Empty`` when the timeout ends).
+
+A cell's own wait otherwise keeps nbclient's behaviour and timeout. Loaded by Sphinx as a local
+extension (``_config.yml``), which installs it into the build process that runs nbclient
+(myst-nb's ``execute_notebooks: force``).
 """
 from __future__ import annotations
 
@@ -25,6 +37,8 @@ from queue import Empty
 from typing import Any, Callable
 
 RESEND_EVERY = 5.0
+#: Longest single poll of a channel's socket (seconds): the most a missed wake-up can cost.
+POLL_SLICE = 1.0
 
 
 class KernelStallError(RuntimeError):
@@ -75,11 +89,39 @@ async def wait_for_kernel_info(client: Any, msg_id: str, where: str,
             last = now
 
 
+async def sliced_get_msg(self, timeout: float | None = None) -> dict:
+    """``AsyncZMQSocketChannel.get_msg`` with its one ``socket.poll(timeout)`` cut into polls of
+    at most :data:`POLL_SLICE` seconds: the next message as soon as a poll sees it, else
+    ``queue.Empty`` once ``timeout`` seconds have passed (``None``: wait for ever, as before;
+    ``0``: one look, as before)."""
+    assert self.socket is not None
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        left = POLL_SLICE if deadline is None else max(0.0, deadline - time.monotonic())
+        if await self.socket.poll(int(min(POLL_SLICE, left) * 1000)):
+            return await self._recv()
+        if deadline is not None and time.monotonic() >= deadline:
+            raise Empty
+
+
+def install_sliced_polls() -> None:
+    """Install :func:`sliced_get_msg` on ``jupyter_client``'s async channel (idempotent)."""
+    from jupyter_client.channels import AsyncZMQSocketChannel
+
+    if getattr(AsyncZMQSocketChannel, "_amp_sliced", False):
+        return
+    AsyncZMQSocketChannel._amp_original_get_msg = AsyncZMQSocketChannel.get_msg
+    AsyncZMQSocketChannel.get_msg = sliced_get_msg
+    AsyncZMQSocketChannel._amp_sliced = True
+
+
 def install(where: Callable[[], str] = lambda: "a notebook") -> None:
-    """Route nbclient's ``kernel_info`` wait through :func:`wait_for_kernel_info` (idempotent)."""
+    """Route nbclient's ``kernel_info`` wait through :func:`wait_for_kernel_info`, and every
+    wait of the async channels through :func:`sliced_get_msg` (idempotent)."""
     from nbclient import NotebookClient
     from nbclient.util import run_sync
 
+    install_sliced_polls()
     if getattr(NotebookClient, "_amp_kernel_guard", False):
         return
     original = NotebookClient.async_wait_for_reply
