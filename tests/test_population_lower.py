@@ -156,7 +156,12 @@ GRID = {
 }
 
 
-@pytest.mark.parametrize("name", GRID)
+@pytest.mark.parametrize("name", [
+    "two-groups",
+    # the slowest test of the default run (2 min on a loaded 2-core machine): make test runs
+    # the two-group grid; this one with -m slow
+    pytest.param("ten-groups", marks=pytest.mark.slow),
+])
 def test_lower_below_upper_on_a_grid(name):
     pop = Population([(n, amp.KRR(e, k=10)) for n, e in GRID[name]])
     es = [0.0, 0.05, 0.2, 0.5, 1.0, 2.0]
