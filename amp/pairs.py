@@ -48,7 +48,7 @@ CHUNK_ELEMENTS = 1 << 21
 
 
 def check_executor(executor: object) -> Executor | None:
-    """``executor`` checked by the one rule of every entry (:func:`amp.core.validate.executor`):
+    """``executor`` checked by the one rule of every entry (``amp.core.validate.executor``):
     ``None``, a :class:`concurrent.futures.Executor`, or a Dask ``Client`` (used through its
     ``get_executor()``); else ParameterError."""
     return V.executor(executor)  # type: ignore[return-value]

@@ -278,11 +278,11 @@ class Population(Mechanism):
     each count. ``bound="lower"``: Theorem 5's pair with the victim in one group and a
     background per group (:mod:`amp.backends.population_lower`), one round.
 
-    This object's own laws (:meth:`gparv_laws`) are the valid, looser common-blanket baseline
+    This object's own laws (``gparv_laws()``) are the valid, looser common-blanket baseline
     (module docstring): Theorem 4 (Section 5.1) with ``c(y) = min_g min_x R_g(x)(y)`` and the
     victim's ratios, every user at the smallest blanket mass;
     ``amp.PrivacyProfile(pop, pop.n, laws=pop.gparv_laws())`` computes it (over rounds:
-    :func:`amp.backends.poisson_binomial.population_rounds` with ``baseline=True``).
+    ``amp.backends.poisson_binomial.population_rounds`` with ``baseline=True``).
 
     Examples
     --------
@@ -290,7 +290,10 @@ class Population(Mechanism):
     ...                       (1_000, amp.KRR(4.0, k=10))])
     >>> pop.n, round(pop.gamma, 4)
     (10000, 0.1572)
-    >>> round(amp.epsilon(pop, pop.n, 1e-6).value, 4)
+    >>> round(amp.epsilon(pop, pop.n, 1e-6).value, 4)   # each group's own blanket
+    0.1597
+    >>> base = amp.PrivacyProfile(pop, pop.n, laws=pop.gparv_laws())
+    >>> round(base.epsilon(1e-6).value, 4)              # the common blanket
     0.3805
     """
 

@@ -330,7 +330,7 @@ def sweep(mechanism: object, n: int | Iterable[int] | None = None,
         processes (default ``os.cpu_count()``) created and shut down by this call; or any
         executor you own (not shut down), e.g. a Dask ``Client`` or its ``get_executor()``
         (see :func:`amp.sweeps.dask_executor`; the rule of every entry,
-        :func:`amp.core.validate.executor`). Use processes: threads of one process share its
+        ``amp.core.validate.executor``). Use processes: threads of one process share its
         BLAS thread setting, which each task pins to 1.
     workers : int, optional
         ``workers > 1``: a local process pool of that size; ``1`` (or omitted): serial.
