@@ -27,15 +27,17 @@ ties: the first), and for each group the background whose ``phi(R_g(x2))`` has t
 variance (ties: the first). Every victim group is tried; the bound is the maximum.
 
 Certified from below, every error accounted:
+
 - the law of ``D_O``: per group the trinomial ``(P, M)`` counts of ``+1`` and ``-1`` on the
   rectangle of their binomial Bernstein windows (mass outside ``<= 2 tail``), from ratio
-  recurrences normalised by their sum (:func:`trinomial_diff`: relative error ~1e-12, no
+  recurrences normalised by their sum (``trinomial_diff``: relative error ~1e-12, no
   log-factorial of a large ``n``), summed along ``d = P - M``; the groups convolved directly
   (non-negative terms); cells below ``1e-300`` dropped with their mass counted;
 - every computed probability is taken at ``(1 - rel)`` where it adds and ``(1 + rel)`` where it
   subtracts, the weights ``r_0^s - e^eps r_1^s`` rounded the unsafe way, the sum rounded down;
 - the mass outside the windows (``out``) can lower ``sum_d (.)_+`` by at most ``e^eps out``,
   which is subtracted.
+
 The returned bracket encloses the statistic's exact ``delta_lower(eps)``; its lower end is the
 certified lower bound (the upper end adds the same terms the other way).
 """

@@ -23,7 +23,7 @@ in ``t`` (adding a draw is post-processing) and ``f(t) <= f(1) <= 1``.
 Certified bracket. The law of ``T`` is computed on a window: each group's binomial pmf from
 log-gamma on ``[mu - s, mu + s]`` (Bernstein: the mass outside is at most ``tail``), the partial
 sums convolved directly (non-negative terms, relative error ``< 1e-12``; padded by
-:data:`PMF_RTOL`) and trimmed to their own Bernstein window after each step. With bin edges
+``PMF_RTOL``) and trimmed to their own Bernstein window after each step. With bin edges
 ``t_0 < ... < t_K`` (quantiles of ``T``) and ``f`` non-increasing,
 
     sum_k P(t_k <= T < t_{k+1}) f(t_{k+1}) <= E[f(T)]
