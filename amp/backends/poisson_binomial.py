@@ -1,42 +1,12 @@
-"""Fixed groups at their own blanket masses: the Poisson-binomial blanket bound, certified.
+"""Fixed groups at their own blanket masses: the Poisson-binomial blanket bound's entries.
 
-For a :class:`~amp.mechanisms.mixture.Population` (``n_g`` users run ``R_g``), take the shared
-blanket ``omega = c / sum c`` with ``c(y) = min_g min_x R_g(x)(y)`` and, per group, its own
-blanket mass ``gamma_g = min_{x, y} R_g(x)(y) / omega(y)`` (``R_g(x) >= gamma_g omega``). For a
-victim in group ``v`` with inputs ``x0, x1`` the reduction of Theorem 4 (Section 5.1) keeps the
-victim's output and ``M`` blanket draws of the others, ``M ~ PoissonBinomial`` (``n_g - [g = v]``
-users with mass ``gamma_g`` per group), so (``../shared/notes/math-notes.md``, "Mixed
-populations")
-
-    delta(eps) <= E[f(T)],  T = M + 1,  f(t) = psi(t) / t,  psi(t) = E[(g(Z_1)+...+g(Z_t))_+],
-
-``g = (R_v(x0) - e^eps R_v(x1)) / omega``, ``Z_i ~ omega``. ``f(t)`` is Theorem 4's bound of the
-law ``(a, b) = (R_v(x0)/omega, R_v(x1)/omega)`` with mass ``omega`` (``gamma = 1``) for ``t``
-users, computed certified by :class:`~amp.backends.dispatch.LawDelta`. It is the hockey-stick
-divergence of the victim's output shuffled with ``t - 1`` blanket draws, so it is non-increasing
-in ``t`` (adding a draw is post-processing) and ``f(t) <= f(1) <= 1``.
-
-Certified bracket. The law of ``T`` is computed on a window: each group's binomial pmf from
-log-gamma on ``[mu - s, mu + s]`` (Bernstein: the mass outside is at most ``tail``), the partial
-sums convolved directly (non-negative terms, relative error ``< 1e-12``; padded by
-:data:`PMF_RTOL`) and trimmed to their own Bernstein window after each step. With bin edges
-``t_0 < ... < t_K`` (quantiles of ``T``) and ``f`` non-increasing,
-
-    sum_k P(t_k <= T < t_{k+1}) f(t_{k+1}) <= E[f(T)]
-        <= sum_k P(t_k <= T < t_{k+1}) f(t_k) + (mass outside the window) * 1
-
-(``f(t_{k+1}) <= f(t_{k+1} - 1)``, so each ``f`` evaluated serves two bins; a one-count bin
-uses its own ``f``; every count is its own bin when the window is short, and the bracket is
-then exact up to the bracket of ``f``). The upper ends of ``f``'s certified brackets go into
-the upper sum, the lower ends into the lower sum, and both sums are padded by the relative
-error of the computed probabilities.
-
-Cost. The law of ``T`` once per victim group, the eps-free tables of each ``f(t)`` once per
-count (:class:`VictimCurve`), bins refined only where ``f`` drops: a few dozen counts per
-``eps``; the width falls like ``1 / (bins)``, so ten times narrower costs about ten times more
-counts. Victims certified below the maximum's lower end take one coarse evaluation.
-
-Rounds: :func:`population_rounds` composes its certified points by :mod:`amp.rounds`.
+The bound (each group at its own blanket mass, the Poisson-binomial count of blanket draws,
+maximised over the victim's group and pair) and its certified bracket are derived and computed
+in :mod:`amp.backends.population_upper`, whose curves :class:`amp.PrivacyProfile` asks for a
+population. This module keeps the functions around them: :func:`population_delta` and
+:func:`population_epsilon` (the bound for one round, the same numbers as the front door),
+:func:`sampled_population`, and the rounds: :func:`population_rounds` composes its certified
+points by :mod:`amp.rounds` (or, ``baseline=True``, the common-blanket baseline's).
 
 The maximum over victim groups and pairs is the bound; it is at most the common-blanket
 baseline (every ``gamma_g`` at the smallest: ``E[f(T)]`` is then Theorem 4 itself).
