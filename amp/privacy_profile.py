@@ -507,30 +507,45 @@ def _laws_epsilon(prof: PrivacyProfile, delta_: float, rel_tol: float,
     upper]`` is the same as searching every law."""
     curves = prof.curves
     order = sorted(range(len(curves)), key=lambda i: not curves[i].structured)
+    abs_tol = min(1e-16, 1e-3 * delta_)
+
+    def check(c, best: float) -> Bound | None:
+        chk = None
+        # a cheap certified curve first where one structured evaluation is costly
+        pre = getattr(c, "quick_curve", None)
+        for cur in ([pre()] if callable(pre) and pre() is not None else []) + [c]:
+            try:
+                chk = cur.delta_for_search(best, 0.05, abs_tol)
+            except NumericalError:
+                chk = None
+            if chk is not None and chk.upper <= delta_:
+                break
+        return chk
+
+    return _prune_then_search(prof, curves, order, delta_, check, lambda c: epsilon_of_curve(
+        c, delta_, c.max_eps, rel_tol=rel_tol, bound=prof.bound, n=prof.n,
+        mechanism=c.law.label, progress=progress, strict=strict))
+
+
+def _prune_then_search(prof: PrivacyProfile, curves: list, order: list[int], delta_: float,
+                       check, search) -> tuple[list[Bound], int]:
+    """The one prune-then-refine loop over a profile's curves, in ``order``: once a bracket
+    has a lower end ``L > 0``, a further curve whose certified ``check(c, L)`` has an upper
+    end ``<= delta_`` has its threshold ``<= L`` and cannot raise the maximum: its part is
+    ``[0, L]`` (``details["pruned"]``); every other curve is searched (``search(c)``).
+    Returns the parts in the curves' order and the number pruned."""
     parts: list[Bound | None] = [None] * len(curves)
     best, pruned = 0.0, 0
-    abs_tol = min(1e-16, 1e-3 * delta_)
     for i in order:
         c = curves[i]
         if best > 0:
-            chk = None
-            # a cheap certified curve first where one structured evaluation is costly
-            pre = getattr(c, "quick_curve", None)
-            for cur in ([pre()] if callable(pre) and pre() is not None else []) + [c]:
-                try:
-                    chk = cur.delta_for_search(best, 0.05, abs_tol)
-                except NumericalError:
-                    chk = None
-                if chk is not None and chk.upper <= delta_:
-                    break
+            chk = check(c, best)
             if chk is not None and chk.upper <= delta_:
                 parts[i] = Bound("eps", 0.0, best, prof.bound, chk.method, prof.n, c.law.label,
                                  {"delta": delta_}, details={"evaluations": 1, "pruned": True})
                 pruned += 1
                 continue
-        parts[i] = epsilon_of_curve(c, delta_, c.max_eps, rel_tol=rel_tol, bound=prof.bound,
-                                    n=prof.n, mechanism=c.law.label, progress=progress,
-                                    strict=strict)
+        parts[i] = search(c)
         best = max(best, parts[i].lower)
     return parts, pruned  # type: ignore[return-value]
 
@@ -553,23 +568,18 @@ def _victims_epsilon(prof: PrivacyProfile, delta_: float, rel_tol: float,
         except (ParameterError, ArithmeticError, ValueError):
             return c.max_eps
     order = sorted(range(len(curves)), key=lambda i: -guess(curves[i]))
-    parts: list[Bound | None] = [None] * len(curves)
-    best, pruned = 0.0, 0
     abs_tol = min(1e-16, 1e-3 * delta_)
-    for i in order:
-        c = curves[i]
-        if best > 0:
-            ch = c.chernoff(best)
-            chk = Bound("delta", 0.0, ch, "upper", "chernoff") if ch <= delta_ else \
-                c.delta(best, 0.05, abs_tol)
-            if chk.upper <= delta_:
-                parts[i] = Bound("eps", 0.0, best, "upper", chk.method, prof.n, c.law.label,
-                                 {"delta": delta_}, details={"pruned": True, "evaluations": 1})
-                pruned += 1
-                continue
-        parts[i] = epsilon_of_curve(c, delta_, c.max_eps, rel_tol=rel_tol, n=prof.n,
-                                    mechanism=c.law.label, progress=progress, strict=strict)
-        best = max(best, parts[i].lower)
+
+    def check(c: VictimCurve, best: float) -> Bound:
+        ch = c.chernoff(best)          # no tables; else one coarse certified bracket
+        return Bound("delta", 0.0, ch, "upper", "chernoff") if ch <= delta_ else \
+            c.delta(best, 0.05, abs_tol)
+
+    parts, pruned = _prune_then_search(prof, curves, order, delta_, check,
+                                       lambda c: epsilon_of_curve(
+                                           c, delta_, c.max_eps, rel_tol=rel_tol, n=prof.n,
+                                           mechanism=c.law.label, progress=progress,
+                                           strict=strict))
     done = [p for p in parts if p is not None]
     methods = ",".join(sorted({m for c in curves for m in c.methods_used}))
     return Bound("eps", max(p.lower for p in done), max(p.upper for p in done), "upper",
