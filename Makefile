@@ -144,10 +144,13 @@ install-check:
 # jupyterlab-myst (make lab, same venv) is kept out of Voila: it fails to load there (a console
 # error on every page), and the app's MyST is converted by scripts/live/myst.py anyway.
 # Check a running server: .venv/bin/python scripts/live/check.py http://127.0.0.1:$(LIVE_PORT)
+# Voila is started by scripts/live/serve.py, which first installs the book's kernel guard (its
+# sliced channel polls, book/_ext/amp_kernel_guard.py) into Voila's process (issue 33).
 live: $(LIVE_STAMP) $(DATASETS)
 	$(LIVE_BIN)/python scripts/live/prepare.py --out $(LIVE_DIR)
 	@echo ">> the live book: http://127.0.0.1:$(LIVE_PORT)/  (Ctrl-C to stop)"
-	JUPYTER_PATH=$(CURDIR)/$(LIVE_DIR)/share $(LIVE_BIN)/voila $(LIVE_DIR)/app --no-browser \
+	JUPYTER_PATH=$(CURDIR)/$(LIVE_DIR)/share $(LIVE_BIN)/python scripts/live/serve.py \
+		$(LIVE_DIR)/app --no-browser \
 		--port=$(LIVE_PORT) --Voila.ip=127.0.0.1 --template=amp --strip_sources=True \
 		--show_tracebacks=False --theme=light --Voila.mathjax_url=null \
 		--Voila.mathjax_config=null --MappingKernelManager.cull_interval=60 \

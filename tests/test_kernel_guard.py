@@ -182,3 +182,47 @@ def test_the_guard_installs_the_sliced_polls():
     from jupyter_client.channels import AsyncZMQSocketChannel
     guard.install(lambda: "tiny.ipynb")
     assert AsyncZMQSocketChannel.get_msg is guard.sliced_get_msg
+
+
+def _serve_module():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("live_serve", ROOT / "scripts" / "live" /
+                                                  "serve.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_the_live_app_runs_voila_with_the_sliced_polls(monkeypatch):
+    """``scripts/live/serve.py`` installs the sliced polls into Voila's process before Voila
+    starts (a fake ``voila.app`` records what it saw), and passes its arguments on."""
+    import types
+    from jupyter_client.channels import AsyncZMQSocketChannel
+
+    if getattr(AsyncZMQSocketChannel, "_amp_sliced", False):      # start from jupyter_client's
+        monkeypatch.setattr(AsyncZMQSocketChannel, "get_msg",
+                            AsyncZMQSocketChannel._amp_original_get_msg)
+        monkeypatch.setattr(AsyncZMQSocketChannel, "_amp_sliced", False)
+    assert AsyncZMQSocketChannel.get_msg is not guard.sliced_get_msg
+    seen = {}
+
+    def fake_voila_main():
+        seen["get_msg"] = AsyncZMQSocketChannel.get_msg
+        seen["argv"] = list(sys.argv[1:])
+        return 0
+
+    fake_app = types.ModuleType("voila.app")
+    fake_app.main = fake_voila_main
+    monkeypatch.setitem(sys.modules, "voila", types.ModuleType("voila"))
+    monkeypatch.setitem(sys.modules, "voila.app", fake_app)
+    monkeypatch.setattr(sys, "argv", ["serve.py"])
+    assert _serve_module().main(["app", "--port=1"]) == 0
+    assert seen["argv"] == ["app", "--port=1"]
+    assert getattr(seen["get_msg"], "__name__", "") == "sliced_get_msg"
+
+
+def test_make_live_and_its_check_start_voila_through_the_guard():
+    make = (ROOT / "Makefile").read_text()
+    live_rule = make.split("\nlive:", 1)[1].split("\n\n", 1)[0]
+    assert "scripts/live/serve.py" in live_rule and "/voila " not in live_rule
+    assert 'serve.py"' in (ROOT / "tests" / "test_live.py").read_text()

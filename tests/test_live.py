@@ -624,7 +624,8 @@ def test_live_server_offline_and_clean(tmp_path):
     port = _free_port()
     env = {"JUPYTER_PATH": str(out / "share"), "PATH": str(voila.parent) + ":/usr/bin:/bin",
            "HOME": str(Path.home())}
-    cmd = [str(voila), str(out / "app"), "--no-browser", f"--port={port}",
+    cmd = [str(voila.parent / "python"), str(ROOT / "scripts" / "live" / "serve.py"),
+           str(out / "app"), "--no-browser", f"--port={port}",
            "--Voila.ip=127.0.0.1", "--template=amp", "--strip_sources=True",
            "--show_tracebacks=False", "--theme=light", "--Voila.mathjax_url=null",
            "--Voila.mathjax_config=null",
