@@ -51,11 +51,11 @@ help:
 
 # -------------------------------------------------------------------------- environment
 # Re-run when requirements or the package metadata change; otherwise the stamp makes it a no-op.
-$(STAMP): requirements.txt pyproject.toml
+$(STAMP): requirements.txt pyproject.toml book/pyproject.toml
 	@test -x $(BIN)/python || { echo ">> creating $(VENV)"; $(PYTHON) -m venv $(VENV); }
-	@echo ">> installing requirements.txt and amp (editable) into $(VENV)"
+	@echo ">> installing requirements.txt, amp and the book's package ampbook (editable) into $(VENV)"
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e .
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e . -e book
 	$(BIN)/python -m pip check
 	@touch $@
 
@@ -66,22 +66,22 @@ lab-venv: $(LIVE_STAMP)
 # The live app has its own venv: .venv stays exactly requirements.txt (the test environment,
 # which builds the app's notebooks without Voila: tests/test_live.py).
 # The same venv serves `make lab` (JupyterLab 4 + jupyterlab-myst: requirements-lab.txt).
-$(LIVE_STAMP): requirements.txt requirements-live.txt requirements-lab.txt pyproject.toml
+$(LIVE_STAMP): requirements.txt requirements-live.txt requirements-lab.txt pyproject.toml book/pyproject.toml
 	@test -x $(LIVE_BIN)/python || { echo ">> creating $(LIVE_VENV)"; $(PYTHON) -m venv $(LIVE_VENV); }
 	@echo ">> installing requirements.txt, requirements-live.txt, requirements-lab.txt and amp (editable) into $(LIVE_VENV)"
 	$(LIVE_BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt \
 		-r requirements-live.txt -r requirements-lab.txt
-	$(LIVE_BIN)/python -m pip install --quiet --disable-pip-version-check -e .
+	$(LIVE_BIN)/python -m pip install --quiet --disable-pip-version-check -e . -e book
 	$(LIVE_BIN)/python -m pip check
 	@touch $@
 
 # nbgrader has its own venv too (it brings JupyterLab 4 and Notebook 7): requirements-grade.txt
 # (requirements.txt and nbgrader's pins). Used by `make assignments` and tests/test_assignments.py.
-$(GRADE_STAMP): requirements.txt requirements-grade.txt pyproject.toml
+$(GRADE_STAMP): requirements.txt requirements-grade.txt pyproject.toml book/pyproject.toml
 	@test -x $(GRADE_BIN)/python || { echo ">> creating $(GRADE_VENV)"; $(PYTHON) -m venv $(GRADE_VENV); }
 	@echo ">> installing requirements-grade.txt (with requirements.txt) and amp (editable) into $(GRADE_VENV)"
 	$(GRADE_BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements-grade.txt
-	$(GRADE_BIN)/python -m pip install --quiet --disable-pip-version-check -e .
+	$(GRADE_BIN)/python -m pip install --quiet --disable-pip-version-check -e . -e book
 	$(GRADE_BIN)/python -m pip check
 	@touch $@
 

@@ -17,13 +17,14 @@ The front door::
     amp.sweep("krr", n=[1e4, 1e6], eps0=[1, 4], delta=1e-6, k=10)   # a table (workers=N)
     amp.epsilon(amp.SquareWave(2.0), 10_000, 1e-6)                    # numeric inputs
     pop = amp.Population([(9_000, amp.KRR(1.0, k=10)), (1_000, amp.KRR(4.0, k=10))])
-    amp.epsilon(pop, pop.n, 1e-6)                # fixed groups (common-blanket baseline)
+    amp.epsilon(pop, pop.n, 1e-6)                # fixed groups (each at its own blanket)
     amp.to_pld(m, 10_000)                        # one round as a dp_accounting PLD
 
 Each answer is a :class:`Bound`: ``value`` is the number to use, ``bracket`` encloses the exact
 value of the selected bound (``bound="upper"``: Theorem 4; ``bound="lower"``: Theorem 5).
 Neighbouring datasets differ in one user's input (replace-one). The core imports numpy and
-scipy only; figures (:mod:`amp.viz`) import matplotlib lazily.
+scipy only. The book's figures and widgets are not part of the library: they live in
+the book's own package ``ampbook`` (``book/ampbook`` in the repository).
 """
 
 from amp.api import calibrate_eps0, compose, delta, epsilon, epsilon_for, profile

@@ -13,7 +13,7 @@ estimates with the shuffler (that ``eps0``), without it (local only, ``eps0 = ep
 central Laplace mechanism (scale ``2/eps`` on each count, ``(eps, 0)``-DP). Errors are on
 frequencies (counts / n): the mean squared error per value and the largest absolute error over
 values, each averaged over ``--reps`` independent runs (Monte Carlo, seeded); the exact expected
-MSE (:meth:`amp.accuracy.FrequencyOracle.variance`) is printed beside the Monte Carlo one.
+MSE (:meth:`ampbook.accuracy.FrequencyOracle.variance`) is printed beside the Monte Carlo one.
 Two populations of ``n`` users, drawn with replacement (seeded): a Zipf law over 100 values
 (exponent 1.1), and the ``state`` column (59 values) of ``zipcodes.csv`` from the npm package
 ``vega-datasets@3.2.1`` (``make assets`` fetches it into ``book/data/vega``).
@@ -33,7 +33,7 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE.parent / "book"))
 
 import amp  # noqa: E402
-from amp import accuracy as A  # noqa: E402
+from ampbook import accuracy as A  # noqa: E402
 import accuracy_figs as F  # noqa: E402   (book/accuracy_figs.py: the dataset loader)
 
 NS = [10**3, 10**4, 10**5, 10**6]

@@ -42,11 +42,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 # The chapters' own setup (their first cells) and widget cells, as in book/*.ipynb.
-SETUP_STORED = ("from amp.viz import stored, widgets\n"
+SETUP_STORED = ("from ampbook import stored, widgets\n"
                 "data = stored.load_figures(\"data/figures.json\")\n")
 WIDGETS = {
     "ch01 eps_vs_n_widget": {
-        "setup": "from amp.viz import widgets\n",
+        "setup": "from ampbook import widgets\n",
         "cell": 'widgets.eps_vs_n_widget(mechanism="k-RR", eps0=4.0, log10_n=(2, 6), '
                 "delta_exponent=-6)",
         "kind": "interactive",
@@ -60,7 +60,7 @@ WIDGETS = {
         "group": 1,
     },
     "ch05 gparv_widget": {
-        "setup": "from amp.viz import widgets\n",
+        "setup": "from ampbook import widgets\n",
         "cell": 'widgets.gparv_widget(mechanism="k-RR", eps0=2.0, eps=0.5)',
         "kind": "interactive",
         "candidates": [dict(mechanism=m, eps0=e, eps=x)
@@ -83,7 +83,7 @@ WIDGETS = {
         "group": 100,
     },
     "ch10 calculator_widget": {
-        "setup": "from amp.viz import widgets\n",
+        "setup": "from ampbook import widgets\n",
         "cell": "widgets.calculator_widget()",
         "kind": "calculator",
         # the calculator's largest n (1e9 before issue 24's second pass, 1e7 since: larger n
@@ -107,7 +107,7 @@ WIDGETS = {
     },
     "ch11 rounds_widget": {
         # as the chapter: its opening setting drawn from book/data/live (precomputed)
-        "setup": "from amp.viz.rounds import load_stored_rounds, rounds_widget\n"
+        "setup": "from ampbook.rounds import load_stored_rounds, rounds_widget\n"
                  'stored_rounds = load_stored_rounds("data/live/ch11_rounds.json")\n',
         "cell": 'rounds_widget(mechanism="k-RR", eps0=2.0, log10_n=4.0, sampling=1.0,\n'
                 '              delta_exponent=-6, precomputed=stored_rounds["widget"])',
@@ -165,7 +165,7 @@ if hasattr(w, "f"):                       # interactive: an exception is logged,
     w.f = _traced
 candidates = spec["candidates"]
 if candidates == "joint":
-    from amp.viz.experiments import EXPERIMENT_MECHANISMS
+    from ampbook.experiments import EXPERIMENT_MECHANISMS
     n_max = max(c.options[-1][1] for c in w.kwargs_widgets if c._kwarg == "n")
     candidates = [dict(mechanism=m, eps0=e, n=n_max, k_max=8)
                   for m in EXPERIMENT_MECHANISMS for e in (0.1, 4.0)]

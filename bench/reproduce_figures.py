@@ -13,7 +13,7 @@ For 10-RR, BLH, RAPPOR and OUE (Table 1 rows), at a low (0.1) and a large (2.0) 
   eps0/2 and eps0/4 per component (Section 6); the upper bound is the maximum over every pair
   type of joint inputs.
 
-Every point goes through :func:`amp.viz.experiments.experiment_point` (the function the book
+Every point goes through :func:`ampbook.experiments.experiment_point` (the function the book
 uses to re-check stored points live) and is stored with its certified bracket, its wall time
 and the evaluation route, together with the inputs, the amp version, the git commit, whether
 ``amp/`` had uncommitted changes, and a hash of the amp sources. It also stores the
@@ -45,7 +45,7 @@ import numpy as np
 import scipy
 
 import amp
-from amp.viz.experiments import (CURVE_STYLES, EXPERIMENT_MECHANISMS, experiment_mechanism,
+from ampbook.experiments import (CURVE_STYLES, EXPERIMENT_MECHANISMS, experiment_mechanism,
                                  experiment_point)
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,6 +1,6 @@
 """Figures and the widget of Chapter 12 (What shuffling buys: accuracy); book-only helpers.
 
-The estimators, their variances and the simulation live in :mod:`amp.accuracy` (unit-tested);
+The estimators, their variances and the simulation live in :mod:`ampbook.accuracy` (unit-tested);
 this module loads the chapter's dataset, caches calibrations, and draws. matplotlib and
 ipywidgets are imported when a figure or the widget is built.
 """
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from amp import accuracy as A
+from ampbook import accuracy as A
 
 #: The zip code table of vega-datasets@3.2.1, fetched by ``make assets``
 #: (``scripts/fetch_datasets.sh``).
@@ -39,7 +39,7 @@ def state_counts(path: Path = DATA) -> tuple[list[str], np.ndarray]:
 
 
 #: Calibrations computed in advance (``scripts/live/precompute.py``, provenance inside): the
-#: certified ``eps0`` of :func:`amp.accuracy.calibrated_oracle` for every question of the
+#: certified ``eps0`` of :func:`ampbook.accuracy.calibrated_oracle` for every question of the
 #: chapter and its widget, as that function returned it.
 STORED = Path(__file__).resolve().parent / "data" / "live" / "ch12_calibrations.json"
 
@@ -55,7 +55,7 @@ def _stored_eps0(path: Path = STORED) -> dict:
 
 @lru_cache(maxsize=None)
 def calibrated(name: str, k: int, n: int, eps: float, delta: float) -> A.FrequencyOracle:
-    """:func:`amp.accuracy.calibrated_oracle`, computed once per question; a question of
+    """:func:`ampbook.accuracy.calibrated_oracle`, computed once per question; a question of
     :data:`STORED` is answered from there (the same oracle: ``A.oracle(name, eps0, k)`` with
     the stored certified ``eps0``; the chapter's hidden checks compare with a fresh
     calibration)."""
@@ -72,7 +72,7 @@ def population(freqs: np.ndarray, n: int, seed: int) -> np.ndarray:
 
 def error_curves(freqs: np.ndarray, ns: list[int], eps: float, delta: float, reps: int,
                  seed: int, names: tuple[str, ...] = A.ORACLES) -> dict[str, list[A.Comparison]]:
-    """For each oracle and each ``n``: :func:`amp.accuracy.compare` on a population of ``n``
+    """For each oracle and each ``n``: :func:`ampbook.accuracy.compare` on a population of ``n``
     users drawn from ``freqs``, with the shuffled oracle calibrated at ``(n, eps, delta)``."""
     k = len(freqs)
     out: dict[str, list[A.Comparison]] = {name: [] for name in names}
@@ -158,11 +158,11 @@ def accuracy_widget(mechanism: str = "krr", eps: float = 1.0, delta: float = 1e-
     vs central, for a chosen oracle, number of users and central ``eps`` (needs a kernel;
     a new ``n`` or ``eps`` calibrates ``eps0`` again, about a second; status line and locked
     controls while drawing, a failure said in red:
-    :func:`amp.viz.widgets.interactive_with_status`)."""
+    :func:`ampbook.widgets.interactive_with_status`)."""
     import ipywidgets as widgets
     import matplotlib.pyplot as plt
 
-    from amp.viz.widgets import interactive_with_status
+    from ampbook.widgets import interactive_with_status
     labels, counts = state_counts()
 
     def draw(mechanism, n, eps):

@@ -149,8 +149,8 @@ def ch01() -> dict:
     import numpy as np
     import amp
     from amp.core.errors import AmpError
-    from amp.viz.experiments import eps_estimate_versus_n
-    from amp.viz.widgets import MECHANISMS, make_mechanism
+    from ampbook.experiments import eps_estimate_versus_n
+    from ampbook.widgets import MECHANISMS, make_mechanism
 
     mechs = list(MECHANISMS)
     eps0s = [1.0, 2.0, 4.0, 8.0]
@@ -193,7 +193,7 @@ def ch01() -> dict:
 def ch05() -> dict:
     """Atoms of the GPARV G_eps (the widget of Chapter 5): exact atoms, Property 2's support,
     the mean 1 - e^eps."""
-    from amp.viz.widgets import MECHANISMS, make_mechanism
+    from ampbook.widgets import MECHANISMS, make_mechanism
 
     mechs = list(MECHANISMS)
     eps0s = [0.5, 1.0, 2.0, 4.0, 6.0]
@@ -232,9 +232,9 @@ def ch06() -> dict:
     estimates, certified dots stored in figures.json (k = 1, 2, 4; eps0 = 0.1, 2), the
     certified standard clone."""
     from amp.baselines import clone_epsilon
-    from amp.viz.experiments import EXPERIMENT_MECHANISMS
-    from amp.viz.joint import joint_estimates, stored_joint_points
-    from amp.viz.stored import load_figures
+    from ampbook.experiments import EXPERIMENT_MECHANISMS
+    from ampbook.joint import joint_estimates, stored_joint_points
+    from ampbook.stored import load_figures
 
     data = load_figures(REPO / "book" / "data" / "figures.json")
     delta = float(data["inputs"]["delta"])
@@ -293,8 +293,8 @@ CH07_CURVES = {
 def ch07() -> dict:
     """One panel of Figures 2/3 (the widget of Chapter 7) from the stored certified curves of
     book/data/figures.json: e^eps - 1 against n."""
-    from amp.viz.experiments import EXPERIMENT_MECHANISMS
-    from amp.viz.stored import load_figures, panel
+    from ampbook.experiments import EXPERIMENT_MECHANISMS
+    from ampbook.stored import load_figures, panel
 
     data = load_figures(REPO / "book" / "data" / "figures.json")
     mechs = [m for m in EXPERIMENT_MECHANISMS
@@ -356,8 +356,8 @@ def ch11() -> dict:
     """eps after T rounds (the widget of Chapter 11): amp's certified band (upper end Theorem 4,
     §5.1 composed; lower end Theorem 5, §5.3) at T = 1, 10, 100, 1000."""
     from amp.core.errors import AmpError
-    from amp.viz.rounds import WIDGET_ROUNDS, rounds_curves
-    from amp.viz.widgets import make_mechanism
+    from ampbook.rounds import WIDGET_ROUNDS, rounds_curves
+    from ampbook.widgets import make_mechanism
 
     mechs = ["k-RR", "OUE"]
     eps0s = [1.0, 2.0, 4.0]
@@ -423,7 +423,7 @@ def ch12() -> dict:
     certified calibration, rounded down)."""
     sys.path.insert(0, str(REPO / "book"))
     import accuracy_figs as F
-    from amp import accuracy as A
+    from ampbook import accuracy as A
 
     labels, counts = F.state_counts()
     names = list(F.NAMES)

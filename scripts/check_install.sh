@@ -6,8 +6,9 @@
 #
 # Checks, in the fresh venv: the installed distributions are amp-shuffle, numpy and scipy only;
 # `amp --version`; one certified CLI answer (`amp epsilon ... --json`); `import amp` does not
-# import matplotlib; a figure call (no matplotlib) and a multi-round call (no dp-accounting) each
-# fail with a one-line message naming the extra (pip install 'amp-shuffle[plot]' / '[rounds]').
+# import matplotlib; the wheel holds no book code (ampbook, amp.viz's modules) and `import amp.viz`
+# fails with one line naming the book's package; a multi-round call (no dp-accounting) fails with
+# a one-line message naming the extra (pip install 'amp-shuffle[rounds]').
 # Prints the wheel build and install times.
 set -euo pipefail
 
@@ -79,7 +80,22 @@ assert 0 < lo <= a["value"] == hi < 4, a
 assert (hi - lo) / hi <= 1e-4, a
 EOF
 
-echo ">> import amp needs numpy and scipy only; a figure names the extra"
+echo ">> the wheel is the library: no book code (issue 34)"
+"$VPY" - "$WHEEL" <<'EOF'
+import sys, zipfile
+names = zipfile.ZipFile(sys.argv[1]).namelist()
+book = [n for n in names if n.startswith(("ampbook/", "book/", "coursekit/"))
+        or (n.startswith("amp/viz/") and n != "amp/viz/__init__.py")]
+assert not book, book
+print(f"   {len(names)} files, none of the book's (amp/viz/__init__.py and amp/accuracy.py are "
+      "deprecated aliases that name the book's package)")
+EOF
+msg=$("$VPY" -c 'import amp.viz' 2>&1 || true)
+last=$(echo "$msg" | tail -n 1)
+echo "   import amp.viz -> $last"
+[[ $last == ImportError:*"pip install -e book"* ]] || { echo "FAIL: import amp.viz should name the book's package"; exit 1; }
+
+echo ">> import amp needs numpy and scipy only; a multi-round call names the extra"
 "$VPY" -c 'import sys, amp; assert "matplotlib" not in sys.modules; print("   import amp: ok,", amp.__version__)'
 # expect_extra WHAT CODE EXTRA: running CODE must fail with a last line naming the extra
 expect_extra() {
@@ -94,7 +110,6 @@ expect_extra() {
     echo "FAIL: expected an ImportError naming the extra [$3]"; exit 1
   fi
 }
-expect_extra "amp.viz.style.pyplot()" 'import amp.viz.style as s; s.pyplot()' plot
 expect_extra "amp.epsilon(..., rounds=2)" \
   'import amp; amp.epsilon(amp.KRR(4.0, k=10), 1000, 1e-6, rounds=2)' rounds
 

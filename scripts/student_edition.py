@@ -52,7 +52,7 @@ NAME = "amp-course-student"
 #: Folders of book/ that are not course material (build extensions, theme assets, autodoc pages).
 SKIP_DIRS = {"_ext", "_static", "api", "__pycache__", ".ipynb_checkpoints", "_build"}
 #: Copied whole (the notebooks import coursekit and read data/).
-COPY_DIRS = ("coursekit", "data")
+COPY_DIRS = ("coursekit", "data", "ampbook")
 SOLUTION_MARK = re.compile(r"#\s*solution\s*$")
 ANSWER_LINE = "None  # your answer here"
 _FENCE_OPEN = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|:{3,})\s*\{(?P<name>[\w:-]+)\}")

@@ -1,4 +1,4 @@
-"""amp.accuracy: the frequency estimators are unbiased, their variance is the exact formula, the
+"""ampbook.accuracy: the frequency estimators are unbiased, their variance is the exact formula, the
 binomial shortcut has the law of the per-user randomizers, and bad input is refused."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import amp
-from amp import accuracy as A
+from ampbook import accuracy as A
 from amp.core.errors import ParameterError
 
 HIST = np.array([400, 250, 200, 100, 50])          # n = 1000, k = 5

@@ -26,7 +26,7 @@ from scipy import stats
 import amp
 from amp import KRR, OUE
 from amp.backends.exact import compositions, delta_enumerate
-from amp.viz.illustrations import algorithm4_delta
+from ampbook.illustrations import algorithm4_delta
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTER = ROOT / "book" / "05_new_algorithm.ipynb"

@@ -1,6 +1,6 @@
 """Book material kept out of the wheel: Example 6.0 (book/coursekit/examples.py) against the
 explicit product matrix of amp.JointMechanism, and the library reads no file of the source
-tree (the book passes its data/figures.json to amp.viz.stored.load_figures)."""
+tree (the book passes its data/figures.json to ampbook.stored.load_figures)."""
 
 from __future__ import annotations
 
@@ -74,7 +74,7 @@ def test_no_library_module_reaches_into_the_source_tree():
 
 
 def test_load_figures_needs_the_path_from_the_book(tmp_path):
-    from amp.viz import stored
+    from ampbook import stored
     with pytest.raises(TypeError):
         stored.load_figures()                              # no default into the source tree
     with pytest.raises(ParameterError, match="not found"):

@@ -19,7 +19,7 @@ RANKS = {"core": 0, "mechanisms": 1, "backends": 2, "privacy_profile": 3, "inver
          "rounds": 4.5, "api": 5, "sweeps": 5.5,
          "baselines": 5, "oracles": 5, "cli": 6, "viz": 6, "__init__": 7, "__main__": 8}
 RANKS.update({"pairs": 2.5, "pairsearch": 4.2})   # a matrix's pair laws; their eps search
-RANKS.update({"accuracy": 5.5})                   # frequency estimation; uses the front door
+RANKS.update({"accuracy": 5.5})   # deprecated aliases of the book's package (ampbook), as "viz"
 RANKS.update({"pld_adapter": 4.4, "pld_export": 4.6})   # dp-accounting's internals; the export
 # the inversion and a matrix's eps search sit below the profile (PrivacyProfile.epsilon calls
 # them); the baselines below the front door (amp.epsilon(..., bound="clone") calls them)

@@ -47,7 +47,7 @@ def test_chapter12_reads_the_stored_calibrations(monkeypatch):
     monkeypatch.syspath_prepend(str(ROOT / "book"))
     sys.modules.pop("accuracy_figs", None)
     import accuracy_figs as F
-    from amp import accuracy as A
+    from ampbook import accuracy as A
     rows = json.loads(F.STORED.read_text())["calibrations"]
     assert len(rows) == 3 * 6 * 12 + 15
     r = next(r for r in rows if r["n"] == 10**7 and r["eps"] == 0.25 and r["name"] == "krr")

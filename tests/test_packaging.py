@@ -58,15 +58,15 @@ def _block(monkeypatch, *names):
 
 
 def test_figures_without_matplotlib_name_the_plot_extra(monkeypatch):
-    from amp.viz import style
+    from ampbook import style
     _block(monkeypatch, "matplotlib")
-    with pytest.raises(ImportError, match=r"^amp\.viz figures needs matplotlib.*"
+    with pytest.raises(ImportError, match=r"^ampbook figures needs matplotlib.*"
                                           r"pip install 'amp-shuffle\[plot\]'$"):
         style.pyplot()
 
 
 def test_widgets_without_ipywidgets_name_the_plot_extra(monkeypatch):
-    from amp.viz import widgets
+    from ampbook import widgets
     _block(monkeypatch, "ipywidgets")
     with pytest.raises(ImportError, match=r"amp-shuffle\[plot\]"):
         widgets.gparv_widget()
@@ -185,3 +185,51 @@ def test_examples_fit_the_page(modname):
     for name, lines in _examples(importlib.import_module(modname)):
         for ln in lines:
             assert len(ln) <= EXAMPLE_WIDTH, f"{name}: example line too wide: {ln}"
+
+
+# ----------------------------------------------------------------------------- the book's code
+def test_amp_viz_and_amp_accuracy_are_deprecated_aliases_of_the_books_package():
+    """The book's code moved to ``ampbook`` (issue 34); the old names still work for one release,
+    as the same module objects, with a DeprecationWarning naming the new import."""
+    import importlib
+
+    import ampbook.accuracy
+    import ampbook.rounds
+    for name in [m for m in sys.modules if m == "amp.viz" or m.startswith("amp.viz.")
+                 or m == "amp.accuracy"]:
+        del sys.modules[name]
+    with pytest.warns(DeprecationWarning, match=r"amp\.viz moved .* 'import ampbook'"):
+        viz = importlib.import_module("amp.viz")
+    assert viz.rounds is ampbook.rounds
+    from amp.viz.rounds import rounds_widget
+    assert rounds_widget is ampbook.rounds.rounds_widget
+    with pytest.warns(DeprecationWarning, match=r"from ampbook import accuracy"):
+        acc = importlib.import_module("amp.accuracy")
+    assert acc is ampbook.accuracy
+
+
+def test_without_the_books_package_amp_viz_fails_in_one_line_naming_it():
+    """Where only the library is installed (``pip install amp-shuffle``), ``import amp.viz``
+    says where the book's code went (scripts/check_install.sh checks the same in a fresh venv)."""
+    code = ("import sys; sys.modules['ampbook'] = None\n"
+            "for name in ('amp.viz', 'amp.accuracy'):\n"
+            "    try:\n"
+            "        __import__(name)\n"
+            "    except ImportError as exc:\n"
+            "        print(exc)\n")
+    out = subprocess.run([sys.executable, "-W", "ignore", "-c", code], capture_output=True,
+                         text=True, check=True).stdout.splitlines()
+    assert len(out) == 2
+    assert all("the book's package ampbook" in ln and ln.endswith("pip install -e book")
+               for ln in out), out
+
+
+def test_the_wheel_packages_no_book_code():
+    """``[tool.setuptools.packages.find]`` takes ``amp*`` only: ``ampbook`` is the book's own
+    distribution (``book/pyproject.toml``), and ``amp/viz`` holds only its alias."""
+    assert PYPROJECT["tool"]["setuptools"]["packages"]["find"]["include"] == ["amp*"]
+    viz = sorted(p.name for p in (ROOT / "amp" / "viz").glob("*.py"))
+    assert viz == ["__init__.py"]
+    book = tomllib.loads((ROOT / "book" / "pyproject.toml").read_text())
+    assert book["tool"]["setuptools"]["packages"] == ["ampbook"]
+    assert (ROOT / "book" / "ampbook" / "widgets.py").is_file()

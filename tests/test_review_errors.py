@@ -60,7 +60,7 @@ def test_lab_writes_the_blanket_as_gamma_omega():
 
 # ------------------------------------------------ 4. Algorithm 4 is an upper bound, not exact
 def test_algorithm_4_is_never_called_exact():
-    from amp.viz import hierarchy
+    from ampbook import hierarchy
 
     blanket_box = hierarchy.HIERARCHY["blanket"][0]
     assert "exactly" not in blanket_box and "Algorithm 4 (§5.2)" in blanket_box

@@ -133,7 +133,7 @@ def test_ch01_certified_points_are_upper_bounds() -> None:
     """amp.delta at the stored (rounded-up) eps is at most delta: the stored eps is at least
     the certified eps(delta) (delta(eps) does not increase with eps)."""
     import amp
-    from amp.viz.widgets import make_mechanism
+    from ampbook.widgets import make_mechanism
     fig = _load("ch01")
     mechs, eps0s, dexps = (c["values"] for c in fig["controls"])
     for key in ("0|2|1", "1|1|0", "2|3|2"):                  # k-RR 4 1e-6, RAPPOR 2 1e-4, ...
@@ -164,7 +164,7 @@ def test_ch11_band_brackets_amp_rounds() -> None:
     """The stored many-round band at one small grid point: its upper end gives delta <= 1e-6
     by amp.delta(..., rounds=T) (a different call from the eps sweep that stored it)."""
     import amp
-    from amp.viz.widgets import make_mechanism
+    from ampbook.widgets import make_mechanism
     fig = _load("ch11")
     mechs, eps0s, log10ns, qs = (c["values"] for c in fig["controls"])
     key = "0|0|0|1"                                            # k-RR, eps0 = 1, n = 1000, q = 1

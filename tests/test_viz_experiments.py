@@ -1,4 +1,4 @@
-"""Points and panels of Figures 2 and 3 (:mod:`amp.viz.experiments`) with the Agg backend.
+"""Points and panels of Figures 2 and 3 (:mod:`ampbook.experiments`) with the Agg backend.
 
 Every certified point must be the front door's answer (:func:`amp.epsilon`) or the baseline's,
 unchanged; the search itself is certified against :func:`amp.backends.dispatch.delta_bracket`."""
@@ -24,8 +24,8 @@ from amp.baselines import (bennett_delta, bennett_epsilon, clone_epsilon,  # noq
 from amp.core.errors import ParameterError  # noqa: E402
 from amp.backends.dispatch import delta_bracket  # noqa: E402
 from amp.privacy_profile import laws_for  # noqa: E402
-from amp.viz import experiments as ex  # noqa: E402
-from amp.viz import stored  # noqa: E402
+from ampbook import experiments as ex  # noqa: E402
+from ampbook import stored  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

@@ -15,7 +15,7 @@ import re
 import numpy as np
 import pytest
 
-from amp.viz import hierarchy
+from ampbook import hierarchy
 
 pytest.importorskip("matplotlib")
 

@@ -1,4 +1,4 @@
-"""Uncertified computations drawn in the book (:mod:`amp.viz.illustrations`), each against an
+"""Uncertified computations drawn in the book (:mod:`ampbook.illustrations`), each against an
 oracle: exact enumeration, exact shuffled divergences, the clone baseline."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from amp.core.errors import ParameterError
 from amp.backends.exact import delta_enumerate
 from amp.mechanisms import matrix_eps0
 from amp.oracles.ground_truth import ShuffledPair, shuffled_divergence
-from amp.viz import illustrations as il
+from ampbook import illustrations as il
 
 
 @pytest.mark.parametrize("rounding", ["up", "mean"])
@@ -84,7 +84,7 @@ def test_clone_pair_table_bad_n():
 
 
 def test_stronger_clone_counterexample():
-    """The Chapter 3 counterexample (drawn next to :func:`amp.viz.plots.plot_delta_comparison`):
+    """The Chapter 3 counterexample (drawn next to :func:`ampbook.plots.plot_delta_comparison`):
     an eps0-LDP randomizer whose true shuffled divergence exceeds the stronger clone's claim."""
     M, p, parts = stronger_clone_counterexample(1.0)
     E = math.e

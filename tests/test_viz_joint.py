@@ -1,4 +1,4 @@
-"""Joint composition figures and numbers (:mod:`amp.viz.joint`), with the Agg backend."""
+"""Joint composition figures and numbers (:mod:`ampbook.joint`), with the Agg backend."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ from test_viz_stored import fake_figures  # noqa: E402
 
 import amp  # noqa: E402
 from amp import KRR  # noqa: E402
-from amp.viz import joint as vj  # noqa: E402
-from amp.viz.experiments import experiment_mechanism  # noqa: E402
+from ampbook import joint as vj  # noqa: E402
+from ampbook.experiments import experiment_mechanism  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

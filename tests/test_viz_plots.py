@@ -1,5 +1,5 @@
-"""Static figures of the book (:mod:`amp.viz.plots`, :mod:`amp.viz.style`) with the Agg backend,
-and the lazy-import contract of every :mod:`amp.viz` module."""
+"""Static figures of the book (:mod:`ampbook.plots`, :mod:`ampbook.style`) with the Agg backend,
+and the lazy-import contract of every :mod:`ampbook` module."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from amp.baselines.general_clone import merged_krr_decomposition  # noqa: E402
 from amp.core.errors import ParameterError  # noqa: E402
 from amp.oracles.appendix_a import appendix_a_report  # noqa: E402
 from amp.oracles.conjecture import search  # noqa: E402
-from amp.viz import plots, style  # noqa: E402
+from ampbook import plots, style  # noqa: E402
 
 VIZ_MODULES = ("style", "plots", "illustrations", "tables", "experiments", "joint", "stored",
                "widgets")
@@ -34,7 +34,7 @@ def _close_figures():
 
 # ----------------------------------------------------------------------------- imports
 def test_core_and_viz_import_without_matplotlib():
-    mods = ", ".join(f"amp.viz.{m}" for m in VIZ_MODULES)
+    mods = ", ".join(f"ampbook.{m}" for m in VIZ_MODULES)
     code = (f"import sys, amp, amp.api, amp.backends.dispatch, amp.mechanisms, {mods}; "
             "bad = [m for m in ('matplotlib', 'ipywidgets') if m in sys.modules]; "
             "assert not bad, bad")
@@ -42,12 +42,12 @@ def test_core_and_viz_import_without_matplotlib():
 
 
 def test_no_private_name_crosses_a_viz_module():
-    """Nothing in amp.viz imports a private name (``_x``) from another module."""
+    """Nothing in ampbook imports a private name (``_x``) from another module."""
     import ast
     import importlib
 
     for m in VIZ_MODULES:
-        mod = importlib.import_module(f"amp.viz.{m}")
+        mod = importlib.import_module(f"ampbook.{m}")
         tree = ast.parse(open(mod.__file__, encoding="utf-8").read())
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom):

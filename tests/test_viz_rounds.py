@@ -1,4 +1,4 @@
-"""Figure data of chapter 11 (amp.viz.rounds) and the many-round baselines
+"""Figure data of chapter 11 (ampbook.rounds) and the many-round baselines
 (amp.baselines.composition): amp's composed profile is never above either baseline, and the
 baselines agree with dp-accounting-free references where one exists."""
 
@@ -12,7 +12,7 @@ import pytest
 import amp
 from amp.baselines.composition import clone_composed_epsilon, per_round_composed_epsilon
 from amp.rounds import optimal_homogeneous_epsilon
-from amp.viz.rounds import rounds_curves
+from ampbook.rounds import rounds_curves
 
 
 def test_baselines_are_above_amp_and_ordered_in_T():
@@ -56,7 +56,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from amp.core.errors import NumericalError, ParameterError  # noqa: E402
-from amp.viz import rounds as vr  # noqa: E402
+from ampbook import rounds as vr  # noqa: E402
 
 
 def _fake_curves(sampling: float = 1.0) -> vr.RoundsCurves:
@@ -225,7 +225,7 @@ def test_widget_draws_precomputed_without_computing(monkeypatch, _close):
 def test_curves_match_tolerates_last_bits_only():
     from dataclasses import replace
 
-    from amp.viz.rounds import RoundsCurves, curves_match
+    from ampbook.rounds import RoundsCurves, curves_match
     a = RoundsCurves((1, 10), (0.27363748415253897, 0.9392031030094209), (0.27, 0.93),
                      (1.0, 2.0), None, "10-RR", 1.0)
     last_bits = replace(a, upper=(0.27363748415318884, 0.9392031029757079))   # seen across CPUs

@@ -1,4 +1,4 @@
-"""The stored curves of Figures 2 and 3 (:mod:`amp.viz.stored`): reading, tables, and the
+"""The stored curves of Figures 2 and 3 (:mod:`ampbook.stored`): reading, tables, and the
 consistency of the committed ``book/data/figures.json``.
 
 :func:`fake_figures` (a small file of the same shape) is shared with the other viz tests."""
@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from amp.core.errors import ParameterError
-from amp.viz import stored
-from amp.viz.experiments import CURVE_STYLES, EXPERIMENT_MECHANISMS
+from ampbook import stored
+from ampbook.experiments import CURVE_STYLES, EXPERIMENT_MECHANISMS
 
 
 def fake_figures() -> dict:

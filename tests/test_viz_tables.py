@@ -1,4 +1,4 @@
-"""Tables of the book (:mod:`amp.viz.tables`): Table 1 against its closed forms, HTML output."""
+"""Tables of the book (:mod:`ampbook.tables`): Table 1 against its closed forms, HTML output."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from amp import BLH, KRR, OUE, RAPPOR, HadamardResponse, MatrixMechanism
 from amp.core.errors import ParameterError
-from amp.viz import tables
+from ampbook import tables
 
 
 def test_table1_rows_match_closed_forms():

@@ -1,4 +1,4 @@
-"""Widgets and the calculator's helpers (:mod:`amp.viz.widgets`), with the Agg backend."""
+"""Widgets and the calculator's helpers (:mod:`ampbook.widgets`), with the Agg backend."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest  # noqa: E402
 from test_viz_stored import fake_figures  # noqa: E402
 
 from amp.core.errors import ParameterError  # noqa: E402
-from amp.viz import widgets  # noqa: E402
+from ampbook import widgets  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

@@ -4,7 +4,8 @@ The core of :mod:`amp` needs numpy and scipy only (``pip install amp-shuffle``).
 is an extra of the distribution ``amp-shuffle`` (``pyproject.toml``, ``[project.optional-
 dependencies]``):
 
-- ``plot``: matplotlib and ipywidgets, for :mod:`amp.viz` (figures and widgets);
+- ``plot``: matplotlib and ipywidgets, for the book's figures and widgets (``ampbook``, the
+  book's own package in ``book/ampbook``, which requires them through :func:`require`);
 - ``book``: ``plot`` and the Jupyter Book 1.x tool chain, to build the book;
 - ``rounds``: dp-accounting, for multi-round composition;
 - ``dask``: dask ``distributed``, for parallel sweeps;

@@ -1,19 +1,33 @@
-"""Figures, tables and widgets of the book (presentation only).
+"""Deprecated alias: the book's figures, tables and widgets moved to the book's package ``ampbook``.
 
-Modules, one concept each; matplotlib and ipywidgets are imported only when a figure or a widget
-is built, so importing any of them (and the core) works without either:
-
-``style``          lazy matplotlib, new axes, the shared axis finishers
-``plots``          static figures that draw given numbers (Chapters 1-5, 8, 9)
-``illustrations``  small uncertified computations drawn in the book (Algorithm 4 as published,
-                   a Monte Carlo shuffle, the standard clone pair table)
-``tables``         Table 1 and generic HTML tables
-``hierarchy``      Figure 1: the hierarchy of decomposition-based bounds (a diagram)
-``experiments``    central eps against n: points and panels of Figures 2 and 3 (Section 7)
-``joint``          k-joint compositions at a fixed total eps0 (Section 6)
-``stored``         the stored curves of ``book/data/figures.json``
-``widgets``        the interactive figures and the calculator (Chapters 1, 5, 6, 7, 10)
-
-Every certified number is computed by the front door (:func:`amp.epsilon`, :func:`amp.delta`,
-:func:`amp.profile`) or a baseline; nothing here re-implements a search.
+``amp.viz`` was the book's presentation code shipped inside the library. It now lives on the
+book's side (``book/ampbook`` in the repository, installed by every venv of the Makefile with
+``pip install -e book``), so ``pip install amp-shuffle`` brings none of it. For one release,
+``import amp.viz`` and ``from amp.viz.<module> import ...`` keep working where ``ampbook`` is
+installed: the same module objects as ``ampbook.<module>``, with a ``DeprecationWarning`` naming
+the new import. Where it is not installed, the import fails with one line saying where it went.
 """
+
+import importlib
+import sys
+import warnings
+
+#: The modules of ``ampbook`` that were ``amp.viz.<name>``.
+MODULES = ("style", "plots", "illustrations", "tables", "hierarchy", "experiments", "joint",
+           "stored", "widgets", "limits", "rounds")
+
+warnings.warn("amp.viz moved out of the library into the book's own package: use "
+              "'import ampbook' ('from ampbook import plots', ...); amp.viz will be removed "
+              "in the next release", DeprecationWarning, stacklevel=2)
+try:
+    import ampbook  # noqa: F401
+except ImportError:
+    raise ImportError("amp.viz (the book's figures and widgets) moved out of the library into "
+                      "the book's package ampbook, which 'pip install amp-shuffle' does not "
+                      "bring: in a clone of the repository, pip install -e book") from None
+
+for _name in MODULES:
+    _module = importlib.import_module(f"ampbook.{_name}")
+    sys.modules[f"{__name__}.{_name}"] = _module
+    globals()[_name] = _module
+del _name, _module

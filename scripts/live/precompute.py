@@ -10,10 +10,10 @@ reads an oracle's ``eps0`` there instead of calibrating again, about a second ea
 widget's slowest settings become instant), and ``book/data/live/ch11_rounds.json``: the curves of Chapter 11's figure "sampled
 rounds" (``fig-rounds-sampled``, also drawn by ``fig-rounds-baselines``): 10-RR, eps0 = 2,
 n = 10,000, delta = 1e-6, T = 1, 10, 100, 1000, every client (with the baselines) and
-sampled at q = 0.1 (without), computed by :func:`amp.viz.rounds.rounds_curves` exactly as the
+sampled at q = 0.1 (without), computed by :func:`ampbook.rounds.rounds_curves` exactly as the
 chapter's cell computed them, and which setting of the chapter's widget the first curve is
-(its opening figure: :func:`amp.viz.rounds.rounds_widget`'s ``precomputed``). Their inputs
-never change, so the chapter loads them (:func:`amp.viz.rounds.load_stored_rounds`) instead
+(its opening figure: :func:`ampbook.rounds.rounds_widget`'s ``precomputed``). Their inputs
+never change, so the chapter loads them (:func:`ampbook.rounds.load_stored_rounds`) instead
 of spending about half a minute of its opening on them. Floats are written as Python writes
 them: the file holds the very values the computation returned.
 
@@ -70,7 +70,7 @@ def provenance(argv: list[str]) -> dict:
 def ch11_rounds() -> dict:
     """Chapter 11's curves, as its cell computes them (no provenance)."""
     from amp import KRR
-    from amp.viz.rounds import WIDGET_ROUNDS, curves_to_json, rounds_curves
+    from ampbook.rounds import WIDGET_ROUNDS, curves_to_json, rounds_curves
 
     q = CH11
     mech, n, delta, Ts = KRR(q["eps0"], k=q["k"]), q["n"], q["delta"], tuple(q["rounds"])
@@ -88,13 +88,13 @@ def ch11_rounds() -> dict:
 
 def ch12_calibrations() -> dict:
     """Every calibration Chapter 12 and its widget ask for (no provenance): the certified
-    ``eps0`` of :func:`amp.accuracy.calibrated_oracle` (Theorem 4) for each oracle, each
+    ``eps0`` of :func:`ampbook.accuracy.calibrated_oracle` (Theorem 4) for each oracle, each
     ``n`` and central ``eps`` of the widget (``book/accuracy_figs.py``: ``WIDGET_NS``, the
     dataset's 42,049 users, eps = 0.25, 0.5, ..., 3 at delta = 1e-6, k = 59 states), and the
     Zipf population's ``k = 100`` at the chapter's ``n`` and eps = 1."""
     import numpy as np
 
-    from amp import accuracy as A
+    from ampbook import accuracy as A
 
     sys.path.insert(0, str(ROOT / "book"))
     import accuracy_figs as F
@@ -108,7 +108,7 @@ def ch12_calibrations() -> dict:
     rows = [{"name": name, "k": k, "n": n, "eps": e, "delta": delta,
              "eps0": A.calibrated_oracle(name, k, n, e, delta).eps0}
             for name, k, n, e in questions]
-    return {"question": {"rel_tol": 1e-4, "function": "amp.accuracy.calibrated_oracle"},
+    return {"question": {"rel_tol": 1e-4, "function": "ampbook.accuracy.calibrated_oracle"},
             "calibrations": rows}
 
 

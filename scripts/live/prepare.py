@@ -64,7 +64,7 @@ SOLUTION_TOGGLE = "Show the output of the solution's computation"
 BESIDE = ("data", "_static", "coursekit")
 #: Repository folders the chapters read as ``../NAME`` (hidden checks): linked beside the app.
 UPWARD = ("scripts",)
-#: What each widget of amp.viz lets the reader do (the landing page's second column); a chapter
+#: What each widget of ampbook lets the reader do (the landing page's second column); a chapter
 #: whose widget is not listed gets its first learning goal instead.
 WIDGET_LINES = {
     "eps_vs_n_widget": "the central ε against the number of users n: choose the mechanism, ε₀, "
@@ -543,14 +543,14 @@ def prepare_notebook(nb: dict, ctx: Context, stem: str = "", number: str | None 
             fold += 1
             var = f"_amp_folded_{fold}"
             out.append(_code(f"%%capture {var}\n{src}"))
-            out.append(_code("from amp.viz.widgets import fold_output as _amp_fold_output\n"
+            out.append(_code("from ampbook.widgets import fold_output as _amp_fold_output\n"
                              f"_amp_fold_output({var}, title={SOLUTION_TOGGLE!r})"))
             continue
         if tags & set(HIDE_OUTPUT):
             fold += 1
             var = f"_amp_folded_{fold}"
             out.append(_code(f"%%capture {var}\n{src}"))
-            out.append(_code("from amp.viz.widgets import fold_output as _amp_fold_output\n"
+            out.append(_code("from ampbook.widgets import fold_output as _amp_fold_output\n"
                              f"_amp_fold_output({var})"))
         else:
             out.append(_code(src))

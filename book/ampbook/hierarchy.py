@@ -19,7 +19,7 @@ matplotlib is imported when the figure is drawn.
 
 from __future__ import annotations
 
-from amp.viz.style import new_axes
+from ampbook.style import new_axes
 
 __all__ = ["HIERARCHY", "RELATIONS", "MEMBERS", "FRAME", "LEGEND", "plot_hierarchy"]
 

@@ -1,11 +1,11 @@
 """Static figures of the book that draw given numbers (Chapters 1-5, 8 and 9).
 
 Presentation only: the numbers come from :mod:`amp` (``amp.epsilon``, ``amp.delta``, the
-oracles and baselines) or from :mod:`amp.viz.illustrations`; matplotlib is imported when a
-figure is drawn (:mod:`amp.viz.style`). Each ``plot_*`` function draws on a given Axes (or a new
+oracles and baselines) or from :mod:`ampbook.illustrations`; matplotlib is imported when a
+figure is drawn (:mod:`ampbook.style`). Each ``plot_*`` function draws on a given Axes (or a new
 figure) and returns the Axes; the notebooks end the cell with ``plt.show()``. The figures of
-stored experiments and of joint composition live in :mod:`amp.viz.experiments` and
-:mod:`amp.viz.joint`.
+stored experiments and of joint composition live in :mod:`ampbook.experiments` and
+:mod:`ampbook.joint`.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import numpy as np
 
 from amp.core.errors import ParameterError
 from amp.mechanisms.gparv import GPARV
-from amp.viz.illustrations import clone_pair_table
-from amp.viz.style import PANEL_FIGSIZE, delta_label, finish_delta_axes, new_axes
+from ampbook.illustrations import clone_pair_table
+from ampbook.style import PANEL_FIGSIZE, delta_label, finish_delta_axes, new_axes
 
 __all__ = [
     "plot_blanket_mass", "plot_eps_vs_n", "plot_hockey_stick", "plot_delta_curves",

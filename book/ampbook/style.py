@@ -1,7 +1,7 @@
 """Shared look of the book's figures: lazy matplotlib, new axes, the common axis finishers.
 
-Every figure module of :mod:`amp.viz` draws through these helpers, so matplotlib is imported
-only when a figure is drawn (``import amp.viz.plots`` and the core never import it) and every
+Every figure module of :mod:`ampbook` draws through these helpers, so matplotlib is imported
+only when a figure is drawn (``import ampbook.plots`` and the core never import it) and every
 figure has the same default size, grid and legend.
 """
 
@@ -26,7 +26,7 @@ def pyplot():
     Raises a one-line :class:`~amp.core.extras.MissingExtraError` (an ``ImportError``) naming
     the extra to install, ``pip install 'amp-shuffle[plot]'``, when matplotlib is missing.
     """
-    return require("matplotlib.pyplot", "plot", purpose="amp.viz figures")
+    return require("matplotlib.pyplot", "plot", purpose="ampbook figures")
 
 
 def new_axes(ax=None, figsize: tuple[float, float] = FIGSIZE):

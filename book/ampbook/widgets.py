@@ -1,7 +1,7 @@
 """Interactive figures of the book (need a kernel; ipywidgets is imported when one is built).
 
-Each widget redraws a static figure of :mod:`amp.viz.plots`, :mod:`amp.viz.experiments` or
-:mod:`amp.viz.joint`; the book shows that static figure first, at the widget's default values.
+Each widget redraws a static figure of :mod:`ampbook.plots`, :mod:`ampbook.experiments` or
+:mod:`ampbook.joint`; the book shows that static figure first, at the widget's default values.
 The calculator of Chapter 10 answers with the front door (:func:`amp.epsilon`,
 :func:`amp.calibrate_eps0`) and prints the equivalent command line (:func:`cli_line`).
 """
@@ -26,12 +26,12 @@ from amp.core.floats import round_outward
 from amp.core.result import Bound
 from amp.mechanisms import registry
 from amp.mechanisms.base import Mechanism
-from amp.viz.experiments import (EXPERIMENT_MECHANISMS, eps_estimate_versus_n,
+from ampbook.experiments import (EXPERIMENT_MECHANISMS, eps_estimate_versus_n,
                                  plot_experiment_panel)
-from amp.viz.joint import plot_joint_choice
-from amp.viz.plots import plot_eps_vs_n, plot_gparv_atoms
-from amp.viz.stored import panel
-from amp.viz.style import show
+from ampbook.joint import plot_joint_choice
+from ampbook.plots import plot_eps_vs_n, plot_gparv_atoms
+from ampbook.stored import panel
+from ampbook.style import show
 
 __all__ = ["MECHANISMS", "make_mechanism", "cli_line", "parse_count", "parse_real",
            "parse_size", "calculator_inputs", "calculator_answer", "round_out", "fold_output",
@@ -103,7 +103,7 @@ def cli_line(command: str, name: str, size: int | None = None, *, bound: str | N
 def fold_output(captured, title: str = "Show output"):
     """The outputs of an IPython ``%%capture`` behind a collapsed toggle (the live app's
     rendering of the book's ``hide-output`` / ``hide-cell`` cells, ``scripts/live``)."""
-    widgets = require("ipywidgets", "plot", purpose="amp.viz widgets")
+    widgets = require("ipywidgets", "plot", purpose="ampbook widgets")
     out = widgets.Output()
     with out:
         captured.show()
@@ -122,11 +122,11 @@ def interactive_with_status(draw, busy: str = "", **controls):
     While ``draw`` runs the controls are locked and the status says "computing…" (and
     ``busy``, e.g. how long it may take); afterwards it says how long the redraw took. A
     setting refused (:class:`~amp.core.errors.ParameterError`) or a computation that fails
-    (any other exception, a stopped child of :func:`amp.viz.limits.run_limited` included) is
+    (any other exception, a stopped child of :func:`ampbook.limits.run_limited` included) is
     said in red there and in the output area, which then holds no figure: an old figure is
     never left under new settings. ``box.status`` is the status line (tests, scripted use).
     """
-    widgets = require("ipywidgets", "plot", purpose="amp.viz widgets")
+    widgets = require("ipywidgets", "plot", purpose="ampbook widgets")
     status = widgets.HTML(value="")
     locked: list = []
 
@@ -162,7 +162,7 @@ def interactive_with_status(draw, busy: str = "", **controls):
 #: Smallest log10 delta of Chapter 1's widget.
 EPS_VS_N_MIN_DELTA_EXPONENT = -12
 #: Certified points of Chapter 1's widget are computed in a child process stopped after this
-#: many seconds (:func:`amp.viz.limits.run_limited`; a safety net: with the characteristic-
+#: many seconds (:func:`ampbook.limits.run_limited`; a safety net: with the characteristic-
 #: function backend every point of the widget's range took under a second) ...
 EPS_VS_N_TIMEOUT = 30.0
 #: ... or at this many bytes of address space beyond the kernel's.
@@ -189,15 +189,15 @@ def eps_vs_n_widget(mechanism: str = "k-RR", eps0: float = 4.0, log10_n: tuple[i
                     delta_exponent: int = -6):
     """Interactive central ``eps`` against ``n`` (Chapter 1; needs a kernel).
 
-    The dashed estimate (:func:`amp.viz.experiments.eps_estimate_versus_n`) is fast (about 0.1 s
+    The dashed estimate (:func:`ampbook.experiments.eps_estimate_versus_n`) is fast (about 0.1 s
     per redraw); ticking *certified points* adds certified upper bounds (:func:`amp.epsilon`)
     at three values of ``n`` (a few seconds), computed in a child process limited to
     :data:`EPS_VS_N_TIMEOUT` seconds and :data:`EPS_VS_N_MEMORY` bytes (a point not answered
     in time is said so, the estimate is still drawn; :func:`_certified_point`). Status line
     and locked controls while drawing: :func:`interactive_with_status`.
     """
-    widgets = require("ipywidgets", "plot", purpose="amp.viz widgets")
-    from amp.viz.limits import WidgetLimitError, run_limited
+    widgets = require("ipywidgets", "plot", purpose="ampbook widgets")
+    from ampbook.limits import WidgetLimitError, run_limited
 
     def draw(mechanism, eps0, log10_n, delta_exponent, certified):
         if not EPS_VS_N_MIN_DELTA_EXPONENT <= delta_exponent <= -3:
@@ -236,7 +236,7 @@ def eps_vs_n_widget(mechanism: str = "k-RR", eps0: float = 4.0, log10_n: tuple[i
 
 def gparv_widget(mechanism: str = "k-RR", eps0: float = 2.0, eps: float = 0.5):
     """Interactive atoms of the GPARV ``G_eps`` of a Table 1 mechanism (Chapter 5)."""
-    widgets = require("ipywidgets", "plot", purpose="amp.viz widgets")
+    widgets = require("ipywidgets", "plot", purpose="ampbook widgets")
 
     def draw(mechanism, eps0, eps):
         law = make_mechanism(mechanism, eps0).gparv()
@@ -254,7 +254,7 @@ def gparv_widget(mechanism: str = "k-RR", eps0: float = 2.0, eps: float = 0.5):
 def experiments_widget(data: Mapping, mechanism: str = "10-RR", regime: str = "large"):
     """One panel of Figures 2/3 from the stored curves, with a choice of mechanism, regime and
     curve groups (Chapter 7; needs a kernel; each redraw only re-plots stored data)."""
-    widgets = require("ipywidgets", "plot", purpose="amp.viz widgets")
+    widgets = require("ipywidgets", "plot", purpose="ampbook widgets")
 
     eps0s = sorted({p["eps0"] for p in data["panels"]})
     names = sorted({p["mechanism"] for p in data["panels"]},
@@ -286,11 +286,11 @@ def joint_widget(data: Mapping | None = None, mechanism: str = "10-RR", eps0: fl
                  n: int = 10_000, k_max: int = 8, delta: float = 1e-6):
     """Central eps of ``k``-joint versions at a chosen total ``eps0`` (Chapter 6; needs a kernel).
 
-    Each redraw calls :func:`amp.viz.joint.plot_joint_choice` (saddle-point estimates and the
+    Each redraw calls :func:`ampbook.joint.plot_joint_choice` (saddle-point estimates and the
     certified clone, well under a second); the dots are the certified values stored in ``data``
     when the choice is a stored point (``eps0`` of a stored panel, ``n`` on the stored grid).
     """
-    widgets = require("ipywidgets", "plot", purpose="amp.viz widgets")
+    widgets = require("ipywidgets", "plot", purpose="ampbook widgets")
 
     ns = sorted(int(x) for x in data["inputs"]["n"]) if data is not None else \
         [1_000, 3_162, 10_000, 31_623, 100_000]
@@ -323,7 +323,7 @@ CALC_MAX_N = 10**7
 #: A question of the calculator runs in a child process stopped after this many seconds ...
 CALC_TIMEOUT = 60.0
 #: ... or at this many bytes of address space beyond the kernel's
-#: (:func:`amp.viz.limits.run_limited`).
+#: (:func:`ampbook.limits.run_limited`).
 CALC_MEMORY = 3 * 1024 ** 3
 #: Relative width of the calculator's eps0 calibration (passed to the CLI line as --rel-tol).
 CALC_EPS0_REL_TOL = 1e-2
@@ -448,7 +448,7 @@ def calculator_answer(question: Mapping, what: str, *,
     certified eps0 for the target ``eps``, calibrated to relative width
     :data:`CALC_EPS0_REL_TOL`). With a ``timeout`` the computation runs in a child process
     limited to that many seconds and :data:`CALC_MEMORY` bytes
-    (:func:`amp.viz.limits.run_limited`; over a limit it raises).
+    (:func:`ampbook.limits.run_limited`; over a limit it raises).
     """
     q = question
     name, size, n, delta = q["mechanism"], q["size"], q["n"], q["delta"]
@@ -456,7 +456,7 @@ def calculator_answer(question: Mapping, what: str, *,
     def run(func, *args, **kwargs):
         if timeout is None:
             return func(*args, **kwargs)
-        from amp.viz.limits import run_limited
+        from ampbook.limits import run_limited
         return run_limited(func, *args, timeout=timeout, memory=CALC_MEMORY, **kwargs)
 
     if what in ("upper", "lower"):
@@ -497,7 +497,7 @@ def calculator_widget():
     and the status says so. Each answer comes with the ``python -m amp`` line that computes the
     same value (:func:`calculator_answer`).
     """
-    widgets = require("ipywidgets", "plot", purpose="amp.viz widgets")
+    widgets = require("ipywidgets", "plot", purpose="ampbook widgets")
     wide = widgets.Layout(width="300px")
     mech = widgets.Dropdown(options=list(MECHANISMS), value="k-RR", description="mechanism",
                             layout=wide)

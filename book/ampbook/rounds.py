@@ -29,9 +29,9 @@ from amp.core.errors import AmpError, ParameterError
 from amp.core.extras import require
 from amp.mechanisms.base import Mechanism
 from amp.rounds import epsilon_sweep
-from amp.viz.style import new_axes, pyplot
-from amp.viz.limits import WIDGET_MEMORY, WIDGET_TIMEOUT, WidgetLimitError, run_limited
-from amp.viz.widgets import MECHANISMS, make_mechanism
+from ampbook.style import new_axes, pyplot
+from ampbook.limits import WIDGET_MEMORY, WIDGET_TIMEOUT, WidgetLimitError, run_limited
+from ampbook.widgets import MECHANISMS, make_mechanism
 
 __all__ = ["RoundsCurves", "rounds_curves", "curves_match", "plot_rounds", "plot_delta_curves",
            "plot_connect_the_dots", "WIDGET_LOG10_N", "WIDGET_ROUNDS", "WIDGET_TIMEOUT",
@@ -273,7 +273,7 @@ def rounds_widget(mechanism: str = "k-RR", eps0: float = 2.0, log10_n: float = 4
     setting, the opening one included, is drawn without computing. A band the widget
     computes is kept too (moving back to a setting is instant).
     """
-    widgets = require("ipywidgets", "plot", purpose="amp.viz widgets")
+    widgets = require("ipywidgets", "plot", purpose="ampbook widgets")
     plt = pyplot()
     lay = widgets.Layout(width="320px")
     style = {"description_width": "70px"}

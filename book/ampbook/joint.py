@@ -1,7 +1,7 @@
 """Joint composition (Section 6): the central eps of ``k``-joint versions at a fixed total eps0.
 
 A ``k``-joint version of a mechanism composes ``k`` copies with ``eps0 / k`` each
-(:func:`amp.viz.experiments.experiment_mechanism`), so all share the same total ``eps0``
+(:func:`ampbook.experiments.experiment_mechanism`), so all share the same total ``eps0``
 (Theorem 1). This module computes and draws them for Chapter 6:
 
 * :func:`joint_certified`, :func:`joint_pair_types`: certified eps (:func:`amp.epsilon`,
@@ -9,7 +9,7 @@ A ``k``-joint version of a mechanism composes ``k`` copies with ``eps0 / k`` eac
 * :func:`joint_estimates`: fast *uncertified* saddle-point estimates for the widget;
 * :func:`ratio_spread`: the spread of the blanket likelihood ratios (descriptive, not a bound);
 * :func:`stored_joint_points`, :func:`joint_rows`, :func:`spread_rows`: tables from the stored
-  curves (:mod:`amp.viz.stored`);
+  curves (:mod:`ampbook.stored`);
 * the figures :func:`plot_joint_curves`, :func:`plot_joint_vs_k`, :func:`plot_joint_choice`,
   :func:`plot_joint_blanket`, :func:`plot_joint_figure`.
 """
@@ -28,9 +28,9 @@ from amp.core.result import Bound
 from amp.mechanisms.gparv import GPARV
 from amp.mechanisms.joint import JointMechanism
 from amp.privacy_profile import PrivacyProfile, laws_for
-from amp.viz.experiments import EXPERIMENT_MECHANISMS, experiment_mechanism, plot_experiment_panel
-from amp.viz.stored import curve, curve_value, panel
-from amp.viz.style import PANEL_FIGSIZE, delta_label, new_axes, pyplot
+from ampbook.experiments import EXPERIMENT_MECHANISMS, experiment_mechanism, plot_experiment_panel
+from ampbook.stored import curve, curve_value, panel
+from ampbook.style import PANEL_FIGSIZE, delta_label, new_axes, pyplot
 
 __all__ = [
     "JOINT_KEYS", "joint_estimates", "joint_certified", "joint_pair_types", "ratio_spread",

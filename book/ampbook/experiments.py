@@ -8,7 +8,7 @@
 * :func:`eps_estimate_versus_n`: the uncertified saddle-point estimate drawn as a smooth curve
   next to certified points (Chapter 1);
 * the figures: :func:`plot_experiment_panel`, :func:`plot_experiment_figure` (from the stored
-  curves of :mod:`amp.viz.stored`), :func:`plot_finite_domain`,
+  curves of :mod:`ampbook.stored`), :func:`plot_finite_domain`,
   :func:`plot_finite_domain_figure`.
 
 Every certified number comes from the front door (:func:`amp.epsilon`) or a baseline of
@@ -34,8 +34,8 @@ from amp.inversion import DEFAULT_EPS_REL_TOL
 from amp.mechanisms.joint import joint_copies
 from amp.mechanisms import registry
 from amp.mechanisms.base import Mechanism
-from amp.viz.stored import curve, panel
-from amp.viz.style import PANEL_FIGSIZE, new_axes, pyplot
+from ampbook.stored import curve, panel
+from ampbook.style import PANEL_FIGSIZE, new_axes, pyplot
 
 __all__ = [
     "EXPERIMENT_MECHANISMS", "CURVE_STYLES", "experiment_mechanism", "experiment_point",

@@ -1,7 +1,7 @@
 """The stored curves of Figures 2 and 3 and tables read from them.
 
 ``bench/reproduce_figures.py`` computes every point with
-:func:`amp.viz.experiments.experiment_point` and writes the file (the book's
+:func:`ampbook.experiments.experiment_point` and writes the file (the book's
 ``book/data/figures.json``); the book reads it with :func:`load_figures`, giving its path (the
 full computation takes minutes; the library itself reads no file of the source tree). A file holds ``inputs`` (``delta``, ``eps0``, ``n``, ...),
 ``panels`` (one per mechanism and ``eps0``, each with ``curves[key]`` lists ``n``, ``value``,

@@ -1,7 +1,7 @@
 """Limits of a widget's computation: a forked child process with a time and memory cap.
 
-Shared by :mod:`amp.viz.widgets` (chapter 1's certified points, the live calculator) and
-:mod:`amp.viz.rounds` (chapter 11's widget), which re-exports these names. A setting the
+Shared by :mod:`ampbook.widgets` (chapter 1's certified points, the live calculator) and
+:mod:`ampbook.rounds` (chapter 11's widget), which re-exports these names. A setting the
 engine cannot answer on the machine costs at most the timeout and never grows the kernel.
 """
 
