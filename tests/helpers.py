@@ -27,3 +27,13 @@ def random_ldp_matrix(rng: np.random.Generator, d: int, m: int, eps0: float) -> 
 def labelled(ax) -> bool:
     """A matplotlib axes with both axis labels set."""
     return bool(ax.get_xlabel()) and bool(ax.get_ylabel())
+
+
+def load_script(path, name: str):
+    """The module of a script that is not in a package (``scripts/live/check.py``, ...)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod

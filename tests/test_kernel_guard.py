@@ -185,12 +185,8 @@ def test_the_guard_installs_the_sliced_polls():
 
 
 def _serve_module():
-    import importlib.util
-    spec = importlib.util.spec_from_file_location("live_serve", ROOT / "scripts" / "live" /
-                                                  "serve.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    from helpers import load_script
+    return load_script(ROOT / "scripts" / "live" / "serve.py", "live_serve")
 
 
 def test_the_live_app_runs_voila_with_the_sliced_polls(monkeypatch):

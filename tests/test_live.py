@@ -677,12 +677,8 @@ class _FakePlaywright:
 
 
 def _check_module():
-    import importlib.util
-    spec = importlib.util.spec_from_file_location("live_check", ROOT / "scripts" / "live" /
-                                                  "check.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    from helpers import load_script
+    return load_script(ROOT / "scripts" / "live" / "check.py", "live_check")
 
 
 @pytest.mark.parametrize("timeouts, code, retried", [
