@@ -127,7 +127,7 @@ test:
 	scripts/run_tests.sh
 
 doctest: $(STAMP)
-	$(BIN)/python -m pytest --doctest-modules amp -p no:cacheprovider -o addopts="" -q
+	$(BIN)/python -m pytest --doctest-modules amp book/ampbook -p no:cacheprovider -o addopts="" -q
 
 wheel:
 	$(PYTHON) -m pip wheel . --no-deps -w _build/dist

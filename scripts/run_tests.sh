@@ -8,8 +8,8 @@
 #   2. chromium Debian chromium for the browser checks (apt-get install, only if missing)
 #   3. book     `make book`: a full build (-W, every notebook executed) unless the site in
 #               _build/html was built from the current sources (as right after `make book`)
-#   4. doctest  pytest --doctest-modules amp (the examples of every docstring, i.e. of the book's
-#               API reference)
+#   4. doctest  pytest --doctest-modules amp book/ampbook (the examples of every docstring:
+#               the library's API reference and the book's own package)
 #   5. install  scripts/check_install.sh: build the wheel, install it alone into a fresh venv
 #               (numpy + scipy only), `amp --version` and one CLI answer; prints the install time
 # Then two lanes side by side, one core each (a 2-core machine; the venvs of lanes B's later
@@ -137,7 +137,7 @@ unit_tests() {
 
 doctests() {
   # every module of the package, examples in the docstrings (the API reference pages show them)
-  "$BIN/python" -m pytest --doctest-modules amp -p no:cacheprovider -o addopts="" -q
+  "$BIN/python" -m pytest --doctest-modules amp book/ampbook -p no:cacheprovider -o addopts="" -q
 }
 
 nbval_book() {
