@@ -37,9 +37,9 @@ from amp.mechanisms.joint import JointMechanism
 from amp.mechanisms.numeric import Duchi, PiecewiseMechanism, SquareWave
 from amp.mechanisms.laplace import Laplace
 from amp.mechanisms.mixture import Mixture, Population, Void
-from amp.backends.poisson_binomial import population_delta, population_epsilon
+from amp.population import population_delta, population_epsilon
 from amp.privacy_profile import PrivacyProfile
-from amp.pld_export import to_pld
+from amp.rounds.export import to_pld
 from amp.rounds import Round
 from amp.sweeps import SweepTable, sweep
 

@@ -6,17 +6,10 @@ book's package is installed (a clone of the repository: ``pip install -e book``)
 where it went. ``pip install amp-shuffle`` brings none of the book's code.
 """
 
-import sys
-import warnings
+from amp.core.moved import alias
 
-warnings.warn("amp.accuracy moved out of the library into the book's own package: use "
-              "'from ampbook import accuracy'; amp.accuracy will be removed in the next release",
-              DeprecationWarning, stacklevel=2)
-try:
-    import ampbook.accuracy
-except ImportError:
-    raise ImportError("amp.accuracy (chapter 12's accuracy study) moved out of the library into "
-                      "the book's package ampbook, which 'pip install amp-shuffle' does not "
-                      "bring: in a clone of the repository, pip install -e book") from None
-
-sys.modules[__name__] = ampbook.accuracy
+alias(__name__, "ampbook.accuracy", "out of the library into the book's own package",
+      "'from ampbook import accuracy'",
+      missing="amp.accuracy (chapter 12's accuracy study) moved out of the library into the "
+              "book's package ampbook, which 'pip install amp-shuffle' does not bring: in a "
+              "clone of the repository, pip install -e book")

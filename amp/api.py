@@ -28,8 +28,8 @@ from amp.privacy_profile import (PrivacyProfile, check_bound, check_eps, check_m
                                   check_rel_tol)
 from amp.pairs import check_executor, delta_max
 from amp import rounds as R
+from amp import population as P
 from amp.mechanisms.subsampled import Subsampled
-from amp.rounds_lower import compose_lower
 from amp.baselines import BOUNDS as BASELINES
 from amp.frontdoor import (BOUND_CHOICES, ROUNDS_WHY, baseline_answer, check_bound_choice,
                            backend, check_method, no_method, population_answer, report_line,
@@ -149,7 +149,7 @@ def delta(mechanism: Mechanism, n: int, eps: float | Iterable[float], *, bound: 
         composed ``delta`` of the shuffled mechanism, its upper end from dominating
         connect-the-dots PLDs of Theorem 4's profile (:mod:`amp.rounds`); ``"lower"``: the
         bracket encloses the composed ``delta`` of the Theorem 5 pair run every round, its
-        lower end (``value``) below the true one (:mod:`amp.rounds_lower`). Needs
+        lower end (``value``) below the true one (:func:`amp.rounds.compose_lower`). Needs
         ``pip install 'amp-shuffle[rounds]'``.
     sampling : float, default 1.0
         Poisson client subsampling rate ``q`` in ``(0, 1]``: each user takes part in a round
@@ -214,7 +214,7 @@ def delta(mechanism: Mechanism, n: int, eps: float | Iterable[float], *, bound: 
 
         def one(e: float) -> Bound:
             b = (R.delta_rounds(mechanism, n, e, T, sampling=q) if bound == "upper" else
-                 compose_lower([R.Round(mechanism, n, q, T)], eps=e))
+                 R.compose_lower([R.Round(mechanism, n, q, T)], eps=e))
             return report_line(report, width_ok(b, tol, f"with rounds={T}", ROUNDS_WHY))
         return [one(e) for e in eps_] if isinstance(eps_, list) else one(eps_)
     prof = PrivacyProfile(_sampled(mechanism, q), n, bound=bound, method=backend(method),
@@ -276,7 +276,7 @@ def epsilon(mechanism: Mechanism, n: int, delta: float | Iterable[float], *,
         PLDs of Theorem 4's profile, composed, :mod:`amp.rounds`), ``lower`` comes from the
         Theorem 5 dataset pair run every round. ``"lower"``: the bracket encloses the exact
         composed ``eps(delta)`` of that pair, and ``value`` (its lower end, the same number)
-        is below the true composed eps (:mod:`amp.rounds_lower`), as for one round. Needs
+        is below the true composed eps (:func:`amp.rounds.compose_lower`), as for one round. Needs
         ``pip install 'amp-shuffle[rounds]'``.
     sampling : float, default 1.0
         Poisson client subsampling rate ``q`` in ``(0, 1]`` (a user who does not take part
@@ -338,7 +338,7 @@ def epsilon(mechanism: Mechanism, n: int, delta: float | Iterable[float], *,
 
         def one(d: float) -> Bound:
             b = (R.epsilon_rounds(mechanism, n, d, T, sampling=q) if bound == "upper" else
-                 compose_lower([R.Round(mechanism, n, q, T)], delta=d))
+                 R.compose_lower([R.Round(mechanism, n, q, T)], delta=d))
             return report_line(report, width_ok(b, tol, f"with rounds={T}", ROUNDS_WHY))
         return [one(d) for d in deltas] if isinstance(deltas, list) else one(deltas)
     prof = PrivacyProfile(_sampled(mechanism, q), n, bound=bound, method=backend(method),
@@ -376,7 +376,7 @@ def compose(rounds: Iterable[object], *, delta: float | None = None,
         ``"upper"``: the bracket encloses the true composed value, ``value`` its certified
         upper end. ``"lower"``: the bracket encloses the composed value of one Theorem 5
         dataset pair run in every round, ``value`` (its lower end) below the true one
-        (:mod:`amp.rounds_lower`).
+        (:func:`amp.rounds.compose_lower`).
     rel_tol : float, optional
         The bracket's width is set by the composition, not by a tolerance: a given
         ``rel_tol`` is checked, and a wider bracket raises :class:`ParameterError` saying the
@@ -405,7 +405,7 @@ def compose(rounds: Iterable[object], *, delta: float | None = None,
     report = as_progress(progress)
     check_executor(executor)
     b = (R.compose(rounds, delta=delta, eps=eps) if bound == "upper" else
-         compose_lower(rounds, delta=delta, eps=eps))
+         R.compose_lower(rounds, delta=delta, eps=eps))
     return report_line(report, width_ok(b, tol, "for a composition", ROUNDS_WHY))
 
 
@@ -492,8 +492,7 @@ class _FamilyCurve:
     def delta_for_search(self, eps0: float, tol: float, abs_tol: float) -> Bound:
         m = check_mechanism(self.make(eps0))
         if self.method == "poisson-binomial":      # the old name of a population's bound
-            from amp.backends import poisson_binomial as PB
-            PB.front_door_population(m, self.n, "upper")
+            P.front_door_population(m, self.n, "upper")
         prof = PrivacyProfile(m, self.n, method=backend(self.method))
         tol = max(tol, STRUCTURED_MIN_REL_TOL)
         if prof.population is not None:             # a family of fixed populations

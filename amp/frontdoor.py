@@ -11,6 +11,8 @@ from amp.core.errors import ParameterError
 from amp.core.result import Bound
 from amp.inversion import Progress
 from amp.mechanisms.base import Mechanism
+from amp import population as P
+from amp.rounds.population import population_rounds
 
 __all__ = ["BOUND_CHOICES", "METHOD_CHOICES", "ROUNDS_WHY", "check_bound_choice",
            "check_method", "no_method", "width_ok",
@@ -97,23 +99,22 @@ def population_answer(kind: str, mechanism: Mechanism, n: int, x, bound: str, me
                       ) -> Bound | list[Bound] | None:
     """``amp.delta`` / ``amp.epsilon`` of a fixed :class:`~amp.mechanisms.mixture.Population`
     over ``rounds > 1`` (its Poisson-binomial points composed by
-    :func:`amp.backends.poisson_binomial.population_rounds`), else ``None``: one round of a
+    :func:`amp.rounds.population.population_rounds`), else ``None``: one round of a
     population is its :class:`~amp.privacy_profile.PrivacyProfile` (upper: the
     Poisson-binomial bound, lower: its Theorem 5 pair), as for every mechanism.
     ``method="poisson-binomial"`` names that same bound (kept for old calls) and needs a
     population. ``x`` is one ``eps`` (``kind="delta"``) or ``delta``, or a list."""
-    from amp.backends import poisson_binomial as PB
-    if method == PB.METHOD and not PB.is_population(mechanism):
-        PB.front_door_population(mechanism, n, bound)          # raises, naming what is wrong
-    if T == 1 or not PB.is_population(mechanism):
+    if method == P.METHOD and not P.is_population(mechanism):
+        P.front_door_population(mechanism, n, bound)          # raises, naming what is wrong
+    if T == 1 or not P.is_population(mechanism):
         return None
-    if method != PB.METHOD:
+    if method != P.METHOD:
         no_method(method, "rounds > 1")
-    pop = PB.front_door_population(mechanism, n, bound)
+    pop = P.front_door_population(mechanism, n, bound)
     key = "eps" if kind == "delta" else "delta"
 
     def one(v: float) -> Bound:
-        b = PB.population_rounds(pop, T, sampling=q, **{key: v})
+        b = population_rounds(pop, T, sampling=q, **{key: v})
         return report_line(progress, width_ok(b, rel_tol, f"with rounds={T}", ROUNDS_WHY))
     return [one(v) for v in x] if isinstance(x, list) else one(x)
 

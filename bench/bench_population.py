@@ -45,7 +45,7 @@ CHILD = r'''
 import json, resource, sys, time
 import numpy as np
 import amp
-from amp.backends.poisson_binomial import population_epsilon
+from amp.population import population_epsilon
 
 def ring(eps0, k=10):
     E = np.exp(eps0)

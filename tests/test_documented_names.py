@@ -96,7 +96,7 @@ DOCUMENTED = sorted({n for p in API_PAGES for n in api_names(p.read_text())}
 def test_the_reference_documents_names():
     """The parser sees the pages: the front door, a baseline and a dask helper are found."""
     assert {"amp.epsilon", "amp.baselines.clone_delta", "amp.sweeps.dask_executor",
-            "amp.PrivacyProfile.delta", "amp.Bound.value", "amp.pld_adapter"} <= set(DOCUMENTED)
+            "amp.PrivacyProfile.delta", "amp.Bound.value", "amp.rounds.adapter"} <= set(DOCUMENTED)
     assert len(DOCUMENTED) > 100
 
 

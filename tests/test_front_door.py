@@ -241,19 +241,19 @@ def test_lower_side_eps_is_narrower_and_consistent_with_one_round():
 
 def test_lower_side_at_large_n_uses_theorem4_for_its_upper_end(monkeypatch):
     """Above LOWER_POINTS the pair's losses are the reduced pair's, rounded down
-    (amp.pld_lower): no pessimistic PLD is built from them; the upper end is Theorem 4's."""
+    (amp.rounds.lower): no pessimistic PLD is built from them; the upper end is Theorem 4's."""
     pytest.importorskip("dp_accounting")
-    from amp import rounds as R
+    from amp.rounds import composition as C
+    from amp.rounds import lower as L
     m, n, T = amp.KRR(2.0, k=3), 400, 2
-    law = R.ComposableProfile(m, n, 1.0).lower_laws()[0]
-    assert not R._pair_is_reduced(law, n)
-    monkeypatch.setattr(R, "LOWER_POINTS", 100)
-    assert R._pair_is_reduced(law, n)
+    law = amp.rounds.ComposableProfile(m, n, 1.0).lower_laws()[0]
+    assert not L.pair_is_reduced(law, n)
+    monkeypatch.setattr(L, "LOWER_POINTS", 100)
+    assert L.pair_is_reduced(law, n)
 
     def boom(*a, **k):
         raise AssertionError("pessimistic PLD built from the reduced pair")
-    import amp.rounds_lower as RL
-    monkeypatch.setattr(RL, "pair_pmf_pessimistic", boom)
+    monkeypatch.setattr(C, "pair_pmf_pessimistic", boom)
     low = amp.epsilon(m, n, 1e-6, rounds=T, bound="lower")
     up = amp.epsilon(m, n, 1e-6, rounds=T)
     assert low.upper == up.upper and low.lower <= up.upper

@@ -20,17 +20,15 @@ RANKS = {"core": 0, "mechanisms": 1, "backends": 2, "privacy_profile": 3, "inver
          "baselines": 5, "oracles": 5, "cli": 6, "viz": 6, "__init__": 7, "__main__": 8}
 RANKS.update({"pairs": 2.5, "pairsearch": 4.2})   # a matrix's pair laws; their eps search
 RANKS.update({"accuracy": 5.5})   # deprecated aliases of the book's package (ampbook), as "viz"
-RANKS.update({"pld_adapter": 4.4, "pld_export": 4.6})   # dp-accounting's internals; the export
 # the inversion and a matrix's eps search sit below the profile (PrivacyProfile.epsilon calls
 # them); the baselines below the front door (amp.epsilon(..., bound="clone") calls them)
-RANKS.update({"inversion": 2.6, "pairsearch": 2.8, "baselines": 4.8, "rounds_lower": 4.55,
-              "frontdoor": 4.9})
-# a fixed population's own front: its eps search (the inversion) and its composition over
-# rounds (amp.rounds' connect-the-dots PLDs) sit above what the other backends use
-RANKS.update({"backends.poisson_binomial": 4.7})
+RANKS.update({"inversion": 2.6, "pairsearch": 2.8, "baselines": 4.8, "frontdoor": 4.9})
+# a fixed population's sharpest bound, delta and its eps search over its victims' profiles
+# (amp.rounds composes its rounds from the same curves, and the front door asks it)
+RANKS.update({"population": 3.5})
 RANKS.update({"cli_baseline": 5.9})   # the CLI's JSON answer of a baseline (amp.cli uses it)
-RANKS.update({"pld_lower": 4.45})                 # the rounds' large-n lower pair and FFT pad
-RANKS.update({"rounds_points": 4.47})             # where the rounds' upper end certifies points
+# deprecated aliases of amp.rounds.adapter / amp.rounds.export (one release), as "viz"
+RANKS.update({"pld_adapter": 6, "pld_export": 6})
 RANKS.update({"inversion_guided": 2.55})          # the inversion's guided steps (speed only)
 
 

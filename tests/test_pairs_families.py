@@ -39,11 +39,11 @@ def test_round_profile_upper_points_are_pruned_and_valid():
     assert cp.profile.pairs is not None
     curves = PrivacyProfile(S, 300, laws=S.gparv_laws()).curves   # every law, unpruned
     for eps in (0.0, 0.05, 0.2):
-        up = cp._upper(eps)   # the round's grid value
+        up = cp.upper(eps)   # the round's grid value
         brackets = [c.delta(eps, rel_tol=2e-3) for c in curves]
         exact_lo = max(b.lower for b in brackets)
         assert exact_lo <= up <= max(b.upper for b in brackets) * (1 + 1e-12)
-    assert cp._max_eps() == pytest.approx(max(c.max_eps for c in curves), rel=1e-12)
+    assert cp.max_eps() == pytest.approx(max(c.max_eps for c in curves), rel=1e-12)
 
 
 def test_calibration_of_a_matrix_family_uses_the_pruned_maximum(monkeypatch):

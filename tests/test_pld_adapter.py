@@ -1,4 +1,4 @@
-"""amp/pld_adapter.py: the only module reading dp-accounting's private PLD attributes.
+"""amp/rounds/adapter.py: the only module reading dp-accounting's private PLD attributes.
 
 Run against the pinned dp-accounting; a release that renames an attribute fails here, by name.
 """
@@ -14,7 +14,7 @@ import pytest
 pytest.importorskip("dp_accounting")
 
 import amp
-from amp import pld_adapter as A
+from amp.rounds import adapter as A
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PRIVATE = re.compile(r"\._(probs|infinity_mass|lower_loss|discretization|pessimistic_estimate"
@@ -58,8 +58,10 @@ def test_asymmetric_pld_refused():
 
 
 def test_no_other_module_reads_private_attributes():
+    adapter = ROOT / "amp" / "rounds" / "adapter.py"
+    assert PRIVATE.search(adapter.read_text())          # the scan sees what it looks for
     bad = [str(p.relative_to(ROOT)) for p in (ROOT / "amp").rglob("*.py")
-           if p.name != "pld_adapter.py" and PRIVATE.search(p.read_text())]
+           if p != adapter and PRIVATE.search(p.read_text())]
     assert bad == []
 
 
@@ -74,7 +76,21 @@ BEFORE = [(4.0, 1000, 10, 1.0, 4.760563672072517, 4.765820493722259),
 def test_rounds_numbers_unchanged(eps0, n, T, q, lo, up):
     """Same or tighter: since session 12 the self-composition pad (amp.rounds.self_compose_pad)
     is smaller, which moves both ends inwards by about 1e-6 relative, never outwards; since
-    session 13 the upper end certifies points chosen for the question (amp.rounds_points),
+    session 13 the upper end certifies points chosen for the question (amp.rounds.points),
     which lowers it by about 1e-4 to 4e-4 relative here."""
     r = amp.epsilon(amp.KRR(eps0, k=10), n, 1e-6, rounds=T, sampling=q)
     assert lo <= r.lower <= lo * (1 + 1e-5) and up * (1 - 1e-3) <= r.upper <= up
+
+
+def test_the_old_module_names_are_deprecated_aliases():
+    """amp.pld_adapter and amp.pld_export moved into the rounds package (issue 34); for one
+    release the old names are the same module objects, with a DeprecationWarning naming the new
+    import."""
+    import importlib
+    import sys
+    for old, new in (("amp.pld_adapter", "amp.rounds.adapter"),
+                     ("amp.pld_export", "amp.rounds.export")):
+        sys.modules.pop(old, None)
+        with pytest.warns(DeprecationWarning, match=rf"^{old} moved to {new}: use"):
+            module = importlib.import_module(old)
+        assert module is importlib.import_module(new)

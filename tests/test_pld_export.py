@@ -14,8 +14,9 @@ import pytest
 pytest.importorskip("dp_accounting")
 
 import amp
-from amp import pld_adapter as A
-from amp import pld_export as E
+from amp.rounds import adapter as A
+from amp.rounds import export as E
+from amp.rounds.pmf import TRUNCATION
 from amp import rounds as R
 from amp.core.errors import ParameterError
 from helpers import assert_lower, assert_upper
@@ -104,7 +105,7 @@ def test_allowance_is_in_the_composition(krr4_1000):
         assert with_a.get_delta_for_epsilon(e) - d >= 0.99 * k * a * (1 - k * a / 2) * (1 - d)
     comp = A.pmf_of(without)
     pad = R.fft_pad(len(A.probs(comp)), k, float(np.linalg.norm(A.probs(pmf))))
-    assert len(A.probs(comp)) <= E.MAX_LENGTH and k * a >= pad + 2 * R.TRUNCATION
+    assert len(A.probs(comp)) <= E.MAX_LENGTH and k * a >= pad + 2 * TRUNCATION
 
 
 def test_composed_with_a_gaussian():

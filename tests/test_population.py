@@ -18,7 +18,8 @@ from amp.mechanisms.mixture import Mixture, Population, Void
 from amp.mechanisms.numeric import Duchi, PiecewiseMechanism, SquareWave
 from amp.mechanisms.subsampled import Subsampled
 from amp.oracles.ground_truth import shuffled_divergence
-from amp.backends.poisson_binomial import pb_window, population_delta, population_epsilon
+from amp.backends.population_upper import pb_window
+from amp.population import population_delta, population_epsilon
 from helpers import assert_upper
 
 
@@ -373,7 +374,7 @@ def test_rounds_above_exact_two_round_composition():
                 r = np.outer(a.p1, b.p1).ravel()
                 exact = np.maximum(exact, hockey_stick(p, r, np.array(eps_list)))
     assert exact.max() > 1e-3                                         # a real check
-    from amp.backends.poisson_binomial import population_rounds
+    from amp.rounds.population import population_rounds
     for baseline in (True, False):
         # a coarse grid (valid for any number of points) keeps the test fast
         got = [population_rounds(pop, 2, eps=e, baseline=baseline, points=24)
@@ -475,7 +476,7 @@ def test_default_is_the_sharpest_from_every_entry(tmp_path):
     assert math.isclose(ans["value"], r.value, rel_tol=1e-12)
     # rounds: the Poisson-binomial points composed, below the composed baseline
     two = amp.epsilon(pop, pop.n, d, rounds=2)
-    from amp.backends.poisson_binomial import population_rounds
+    from amp.rounds.population import population_rounds
     assert two.value <= population_rounds(pop, 2, delta=d, baseline=True).value
     # a family of populations: calibrated on the same bound
     fam = lambda e0: Population([(45, amp.KRR(e0, k=10)), (5, amp.KRR(4 * e0, k=10))])

@@ -11,6 +11,10 @@ import pytest
 
 import amp
 from amp import rounds as R
+from amp.rounds import adapter as A
+from amp.rounds import lower as L
+from amp.rounds import pmf as PM
+from amp.rounds.profile import UPPER_CELLS
 from amp.cli import main
 from amp.mechanisms.subsampled import Subsampled, subsample_law
 from amp.mechanisms.base import lower_law_from_matrix, pair_law_from_matrix
@@ -272,7 +276,7 @@ def test_one_round_pld_dominates_exact_pairs_off_grid():
     between grid points, and for eps < 0 (where the reverse direction enters)."""
     m, n = amp.KRR(1.5, k=3), 4
     prof = R.ComposableProfile(m, n)
-    step = prof.eps_cut / (R.UPPER_CELLS * 40)
+    step = prof.eps_cut / (UPPER_CELLS * 40)
     pmf = prof.upper_pmf(step, points=40)
     grid = np.linspace(-2.0, 2.0, 57) + 0.37 * step
     got = np.asarray(pmf.get_delta_for_epsilon(np.sort(grid)))
@@ -349,9 +353,9 @@ def test_difference_pair_is_below_the_full_pair_and_close(law_index, monkeypatch
     small n; the gap shrinks like 1/sqrt(n))."""
     n = 3000
     law = R.ComposableProfile(amp.KRR(2.0, k=10), n).lower_laws()[law_index]
-    full_loss, full_mass, _ = R._explicit_pair_losses(law, n)
-    monkeypatch.setattr(R, "LOWER_POINTS", 0)
-    loss, mass, _ = R._explicit_pair_losses(law, n)
+    full_loss, full_mass, _ = L.explicit_pair_losses(law, n)
+    monkeypatch.setattr(L, "LOWER_POINTS", 0)
+    loss, mass, _ = L.explicit_pair_losses(law, n)
     eps = np.linspace(0.0, 0.3, 13)
     full, diff = _curve(full_loss, full_mass, eps), _curve(loss, mass, eps)
     assert np.all(diff <= full * (1 + 1e-12))
@@ -366,7 +370,7 @@ def test_difference_lower_bracket_matches_the_enumeration(monkeypatch):
     the full enumeration, and the upper end is untouched."""
     mech, n = amp.KRR(2.0, k=10), 20_000
     full = amp.epsilon(mech, n, 1e-6, rounds=100)
-    monkeypatch.setattr(R, "LOWER_POINTS", 0)
+    monkeypatch.setattr(L, "LOWER_POINTS", 0)
     diff = amp.epsilon(mech, n, 1e-6, rounds=100)
     assert diff.upper == full.upper
     assert full.lower * 0.998 <= diff.lower <= full.lower * (1 + 1e-9)
@@ -374,10 +378,10 @@ def test_difference_lower_bracket_matches_the_enumeration(monkeypatch):
 
 def test_refusal_quotes_the_asked_delta():
     """The mass-at-infinity refusal names the delta the user asked, not delta minus the pad."""
-    pmf = R.A.dense_pmf(0.1, 0, np.array([0.5, 0.5 - 1e-6]), 1e-6, True)
+    pmf = A.dense_pmf(0.1, 0, np.array([0.5, 0.5 - 1e-6]), 1e-6, True)
     with pytest.raises(amp.NumericalError, match=r"never reaches delta = 1e-07: its mass at "
                                                  r"infinity is 1e-06, plus an error pad of 5e-08"):
-        R._eps_upper(pmf, 5e-8, 1e-7)
+        PM.eps_upper(pmf, 5e-8, 1e-7)
 
 
 def test_many_subsampled_rounds_at_small_delta_are_answered():

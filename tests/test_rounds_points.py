@@ -1,5 +1,5 @@
 """The points at which the composed upper end certifies the one-round profile
-(amp.rounds_points): any choice must give a valid bound, so the adaptive choice is checked
+(amp.rounds.points): any choice must give a valid bound, so the adaptive choice is checked
 against an independent oracle, the exact ``T``-fold composition of the Theorem 4 pair itself.
 
 Oracle. Theorem 4's profile is ``H(eps) = E[(A - e^eps B)_+] / n`` with ``(A, B)`` the sums of
@@ -21,7 +21,8 @@ from scipy.special import gammaln
 
 import amp
 from amp import rounds as R
-from amp import rounds_points as P
+from amp.rounds import points as P
+from amp.rounds.profile import UPPER_CELLS
 from amp.privacy_profile import PrivacyProfile
 
 pytest.importorskip("dp_accounting")
@@ -85,7 +86,7 @@ def test_oracle_is_theorem_4_for_one_round(law):
 
 def test_adaptive_points_are_used_and_fewer():
     prof = R.ComposableProfile(MECH, N)
-    step = prof.eps_cut / (R.UPPER_CELLS * R.GRID_POINTS)
+    step = prof.eps_cut / (UPPER_CELLS * R.GRID_POINTS)
     kn = prof.knots(step, R.GRID_POINTS, T, eps=1.0)
     kmax = int(np.ceil(prof.eps_cut / step))
     assert kn is not None and kn[0] == 0 and kn[-1] == kmax
@@ -101,8 +102,8 @@ def test_composed_delta_dominates_the_exact_composed_pair(n, adaptive, monkeypat
     ``UNION_MAX_N``.)"""
     monkeypatch.setattr(P, "UNION_MAX_N", 0)
     seen = []
-    check = R.ComposableProfile._knots_suffice
-    monkeypatch.setattr(R.ComposableProfile, "_knots_suffice",
+    check = R.ComposableProfile.knots_suffice
+    monkeypatch.setattr(R.ComposableProfile, "knots_suffice",
                         lambda self, *a: seen.append(check(self, *a)) or seen[-1])
     law = PrivacyProfile(MECH, n).laws[0]
     for e in (0.5, 1.5):
@@ -126,8 +127,8 @@ def test_the_oracle_catches_a_curve_below_the_profile(monkeypatch):
     """The check above can fail: certified values lowered by 2% break it."""
     n = 100
     law = PrivacyProfile(MECH, n).laws[0]
-    honest = R.ComposableProfile._upper
-    monkeypatch.setattr(R.ComposableProfile, "_upper", lambda self, e: 0.98 * honest(self, e))
+    honest = R.ComposableProfile.upper
+    monkeypatch.setattr(R.ComposableProfile, "upper", lambda self, e: 0.98 * honest(self, e))
     b = amp.delta(MECH, n, 1.0, rounds=T)
     assert b.upper < oracle_delta(law, n, T, [1.0])[0]
 
@@ -185,10 +186,10 @@ def test_cheap_rounds_certify_the_uniform_grid_beside_the_chosen_points(monkeypa
     """At most UNION_MAX_N users per round every uniform grid point is certified as well, and
     the a posteriori check is then not needed (nor called)."""
     prof = R.ComposableProfile(MECH, N)
-    step = prof.eps_cut / (R.UPPER_CELLS * R.GRID_POINTS)
+    step = prof.eps_cut / (UPPER_CELLS * R.GRID_POINTS)
     kn = prof.knots(step, R.GRID_POINTS, T, eps=1.0)
     kmax = int(np.ceil(prof.eps_cut / step))
-    monkeypatch.setattr(R.ComposableProfile, "_knots_suffice",
+    monkeypatch.setattr(R.ComposableProfile, "knots_suffice",
                         lambda self, *a: pytest.fail("check called"))
     ks, _ = P.certify(prof, step, R.GRID_POINTS, kn)
     assert set(P.uniform_knots(kmax, R.GRID_POINTS)) <= set(ks) and set(kn) <= set(ks)

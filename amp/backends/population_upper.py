@@ -2,7 +2,7 @@
 
 The curves of a population's upper profile (:class:`amp.PrivacyProfile` asks them; the
 wrappers :func:`amp.population_delta`, :func:`amp.population_epsilon` and the rounds live in
-:mod:`amp.backends.poisson_binomial`).
+:mod:`amp.population`; over rounds: :mod:`amp.rounds.population`).
 
 For a :class:`~amp.mechanisms.mixture.Population` (``n_g`` users run ``R_g``), take the shared
 blanket ``omega = c / sum c`` with ``c(y) = min_g min_x R_g(x)(y)`` and, per group, its own

@@ -22,8 +22,9 @@ from amp.core.errors import NumericalError
 from amp.inversion import epsilon_of_curve
 from amp.mechanisms.base import Mechanism
 from amp.privacy_profile import PrivacyProfile
-from amp.rounds import (GRID_POINTS, UPPER_CELLS, ComposableProfile, Round, check_rounds,
-                        compose_pmf, optimal_homogeneous_epsilon, pmf_epsilon_upper)
+from amp.rounds import (GRID_POINTS, ComposableProfile, Round, check_rounds, compose_pmf,
+                        optimal_homogeneous_epsilon, pmf_epsilon_upper)
+from amp.rounds.profile import UPPER_CELLS
 
 __all__ = ["per_round_composed_epsilon", "clone_composed_epsilon"]
 
@@ -70,7 +71,7 @@ def per_round_composed_epsilon(mechanism: Mechanism, n: int, delta: float, round
 class _CloneProfile(ComposableProfile):
     """The standard clone pair's profile in place of Theorem 4's (same construction)."""
 
-    def _upper(self, eps: float) -> float:
+    def upper(self, eps: float) -> float:
         return min(1.0, clone_delta(self.round.randomizer.eps0, self.round.n, eps).upper)
 
 

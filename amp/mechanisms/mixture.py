@@ -54,7 +54,7 @@ from amp.mechanisms.base import (Mechanism, dedupe_laws, matrix_eps0, pair_law_f
 from amp.mechanisms.gparv import GPARV
 from amp.mechanisms.subsampled import Subsampled
 
-__all__ = ["Mixture", "Void", "Population"]
+__all__ = ["Mixture", "Void", "Population", "sampled_population"]
 
 WEIGHT_SUM_TOL = 1e-9
 _KINDS = ("third", "x2 = x0", "x2 = x1")
@@ -282,7 +282,7 @@ class Population(Mechanism):
     (module docstring): Theorem 4 (Section 5.1) with ``c(y) = min_g min_x R_g(x)(y)`` and the
     victim's ratios, every user at the smallest blanket mass;
     ``amp.PrivacyProfile(pop, pop.n, laws=pop.gparv_laws())`` computes it (over rounds:
-    ``amp.backends.poisson_binomial.population_rounds`` with ``baseline=True``).
+    ``amp.rounds.population.population_rounds`` with ``baseline=True``).
 
     Examples
     --------
@@ -354,3 +354,11 @@ class Population(Mechanism):
 
     def describe(self) -> str:
         return self.name
+
+
+def sampled_population(pop: Population, q: float) -> Population:
+    """The per-round population when each user takes part with probability ``q``: every group
+    runs :class:`~amp.mechanisms.subsampled.Subsampled` (its matrix has the void output)."""
+    if q == 1:
+        return pop
+    return Population([(n, Subsampled(m, q)) for n, m in pop.groups])

@@ -10,15 +10,15 @@ the new import. Where it is not installed, the import fails with one line saying
 
 import importlib
 import sys
-import warnings
+
+from amp.core.moved import warn_moved
 
 #: The modules of ``ampbook`` that were ``amp.viz.<name>``.
 MODULES = ("style", "plots", "illustrations", "tables", "hierarchy", "experiments", "joint",
            "stored", "widgets", "limits", "rounds")
 
-warnings.warn("amp.viz moved out of the library into the book's own package: use "
-              "'import ampbook' ('from ampbook import plots', ...); amp.viz will be removed "
-              "in the next release", DeprecationWarning, stacklevel=2)
+warn_moved("amp.viz", "out of the library into the book's own package",
+           "'import ampbook' ('from ampbook import plots', ...)")
 try:
     import ampbook  # noqa: F401
 except ImportError:

@@ -46,11 +46,11 @@ import math
 
 import numpy as np
 
-from amp import pld_adapter as A
+from amp.rounds import adapter as A
 from amp.core.floats import U
 from amp.core.tails import chernoff_upper
 from amp.mechanisms.gparv import GPARV
-from amp.pld_lower import check_compose_memory, convex_minorant
+from amp.rounds.pmf import check_compose_memory, convex_minorant
 
 __all__ = ["normal_estimate", "pilot_weights", "chord_excess", "fewest_knots", "choose_knots",
            "knots_suffice", "uniform_knots", "mirror", "profile_estimate", "profile_knots",
@@ -308,7 +308,7 @@ def profile_knots(cp, step: float, points: int, times: int, delta: float | None,
     kmax = int(math.ceil(cp.eps_cut / step))
     if kmax < 8 or cp.estimate(np.zeros(1)) is None:
         return None
-    cp._question = (times, delta, eps)
+    cp.question = (times, delta, eps)
     try:
         return choose_knots(kmax, points, step, cp.estimate, _pilot_pmf(step), times, delta, eps)
     except (ArithmeticError, ValueError, MemoryError):       # only a placement: keep uniform
@@ -318,7 +318,7 @@ def profile_knots(cp, step: float, points: int, times: int, delta: float | None,
 def profile_knots_suffice(cp, step: float, points: int, ks: np.ndarray, u: np.ndarray) -> bool:
     """:func:`knots_suffice` for the question :func:`profile_knots` chose ``ks`` for (False
     without one, or when the check cannot be made)."""
-    q = getattr(cp, "_question", None)
+    q = cp.question
     if q is None:
         return False
     kmax = int(math.ceil(cp.eps_cut / step))
@@ -331,10 +331,10 @@ def profile_knots_suffice(cp, step: float, points: int, ks: np.ndarray, u: np.nd
 
 def certify(cp, step: float, points: int, knots: np.ndarray | None, fallback: bool = True
             ) -> tuple[np.ndarray, np.ndarray]:
-    """Certified values ``cp._upper`` at the non-negative grid indices to use: ``knots`` with
+    """Certified values ``cp.upper`` at the non-negative grid indices to use: ``knots`` with
     ``0`` and the grid end ``kmax`` added (default: the uniform grid of ``points``); at most
     :data:`UNION_MAX_N` users per round, the uniform grid's points too. With
-    ``fallback``, when :meth:`_knots_suffice` finds the chosen points wanting once certified,
+    ``fallback``, when :meth:`~amp.rounds.ComposableProfile.knots_suffice` finds the chosen points wanting once certified,
     the uniform grid's points are certified too: more points only lower the convex minorant,
     so the curve is then at least as tight as the uniform grid's. Returns ``(ks, u)``."""
     kmax = int(math.ceil(cp.eps_cut / step))
@@ -346,10 +346,10 @@ def certify(cp, step: float, points: int, knots: np.ndarray | None, fallback: bo
             ks = np.union1d(ks, uniform_knots(kmax, points))
             fallback = False
         ks = ks[(ks >= 0) & (ks <= kmax)]
-    u = np.array([cp._upper(float(k * step)) for k in ks])
-    if knots is not None and fallback and not cp._knots_suffice(step, points, ks, u):
+    u = np.array([cp.upper(float(k * step)) for k in ks])
+    if knots is not None and fallback and not cp.knots_suffice(step, points, ks, u):
         extra = np.setdiff1d(uniform_knots(kmax, points), ks)
-        ue = np.array([cp._upper(float(k * step)) for k in extra])
+        ue = np.array([cp.upper(float(k * step)) for k in extra])
         ks = np.concatenate([ks, extra])
         order = np.argsort(ks)
         ks, u = ks[order], np.concatenate([u, ue])[order]
