@@ -186,3 +186,55 @@ def test_evaluator_in_slices_of_T(monkeypatch):
     assert np.all(np.abs(whole.lin_T - sliced.lin_T) <= whole.lin_err_T + sliced.lin_err_T)
     assert np.allclose(whole.lin_tail_T, sliced.lin_tail_T, rtol=1e-8, atol=0)
     assert np.array_equal(whole.zero_tail_T, sliced.zero_tail_T)
+
+
+@pytest.mark.parametrize("E, q, m0, K", [(math.e, (0.6, 0.3, 0.1), 200_000, 5),
+                                         (math.e, (0.5, 0.0, 0.5), 10**6, 1),
+                                         (math.exp(4.0), (0.12, 0.0022, 0.8778), 50_000, 1),
+                                         (1.5, (0.2, 0.3, 0.5), 3_000_000, 2)])
+def test_cf_cut_frequencies_are_negligible(E, q, m0, K):
+    """Every frequency at or beyond ``cf_cut``'s index has ``|phi|^m0 <= e^-760`` (40-digit
+    mpmath evaluation at the worst frequency found by a float scan of all of them), and the
+    cut is not wasteful where the per-user law has mass at distance 1 from 0 (``K = 1``: at
+    half its index ``|phi|^m0`` is far from negligible; with ``K > 1`` only the split ``(E, E)``
+    pair is at distance 1 and the cut is conservative)."""
+    mpmath = pytest.importorskip("mpmath")
+    from amp.backends.structured.lattice import cf_cut, lattice_cats
+    nu = Nuisance(E, q[0], q[1], q[2])
+    qq, vv, _ = lattice_cats(nu, K)
+    N = 2 * 4_000_000
+    J = cf_cut(np.asarray(qq), np.asarray(vv, dtype=float), m0, N)
+    assert 1 < J < N // 2 + 1                            # the cut is active here
+    j = np.arange(J, N // 2 + 1)
+    w = 2 * np.pi * j / N
+    one_minus = sum(2 * qa * qb * (1 - np.cos(w * (va - vb)))
+                    for a, (qa, va) in enumerate(zip(qq, vv))
+                    for qb, vb in zip(qq[a + 1:], vv[a + 1:]))
+    jw = int(j[np.argmin(one_minus)])                   # the largest |phi| beyond the cut
+    mpmath.mp.dps = 40
+    for jj in (J, jw):
+        om = 2 * mpmath.pi * jj / N
+        phi = sum(mpmath.mpf(qa) * mpmath.expj(om * va) for qa, va in zip(qq, vv))
+        assert m0 * mpmath.log(abs(phi)) <= -760
+    if K == 1:
+        om = 2 * mpmath.pi * (J // 2) / N
+        phi = sum(mpmath.mpf(qa) * mpmath.expj(om * va) for qa, va in zip(qq, vv))
+        assert m0 * mpmath.log(abs(phi)) > -400
+
+
+def test_lattice_table_with_cf_cut_is_the_same_table(monkeypatch):
+    """The frequencies cut by ``cf_cut`` underflow anyway: the table built without the cut
+    has the same values and the same error bounds (to their summation order)."""
+    import amp.backends.structured.lattice as lat_mod
+    nu = Nuisance(math.e, 0.6, 0.3, 0.1)
+    cut = lattice_table(nu, 2_000_000, 5, 40_000.0)
+    N = cut.size
+    assert lat_mod.cf_cut(*[np.asarray(a, dtype=float) for a in lat_mod.lattice_cats(nu, 5)[:2]],
+                          2_000_000, N) < N // 20              # most frequencies are cut
+    monkeypatch.setattr(lat_mod, "cf_cut", lambda q, vv, m0, N: N // 2 + 1)
+    full = lat_mod.lattice_table(nu, 2_000_000, 5, 40_000.0)
+    assert full.size == N
+    assert np.array_equal(full.F, cut.F) and np.array_equal(full.G, cut.G)
+    assert cut.abs_p >= full.abs_p and cut.abs_p == pytest.approx(full.abs_p, rel=1e-9)
+    assert (cut.alias, cut.out, cut.pmax, cut.span) == (full.alias, full.out, full.pmax,
+                                                        full.span)

@@ -27,7 +27,7 @@ from amp.core.tails import binom_window
 from amp.backends.structured.binomial import ETA_BINOM, binom_rows, eta, pmf
 from amp.backends.structured.nuisance import Nuisance
 
-__all__ = ["Table", "cumulate", "exact_grid", "exact_table"]
+__all__ = ["Table", "cumulate", "cumulate_lattice", "exact_grid", "exact_table"]
 
 
 # ----------------------------------------------------------------------------- cumulative sums
@@ -56,6 +56,22 @@ def _cumsum(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
 def _cum_rel(n: int) -> float:
     """Relative error bound of :func:`_cumsum` over ``n`` terms (with a margin)."""
     return (_CHUNK + n / _CHUNK + 4) * U
+
+
+def cumulate_lattice(origin: int, K: int, p: np.ndarray, vc: float
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`cumulate` on the lattice ``v_k = (origin + k) / K`` without an array of the
+    values (memory: tables of 10^7 points at n ~ 1e11); the same float operations
+    (``v_k`` is the float ``(origin + k) / K``, then ``v_k - vc``, then times ``p_k``)."""
+    F = np.zeros(p.size + 1)
+    G = np.zeros(p.size + 1)
+    _cumsum(p, F[1:])
+    t = np.arange(origin, origin + p.size, dtype=np.float64)    # integers: exact (< 2^53)
+    t /= K
+    t -= vc
+    t *= p
+    _cumsum(t, G[1:])
+    return F, G
 
 
 def cumulate(vals: np.ndarray, p: np.ndarray, vc: float) -> tuple[np.ndarray, np.ndarray]:
