@@ -176,9 +176,16 @@ def test_evaluator_in_slices_of_T(monkeypatch):
     import amp.backends.structured.evaluator as ev_mod
     mod = CountModel(structured_shape(RAPPOR(1.0).gparv()), 10**7, -41.4)
     eps = 0.004
-    whole = Evaluator(mod, eps, 1e-13)
+    whole = Evaluator(mod, eps, 1e-13, per_T=True)
     monkeypatch.setattr(ev_mod, "EVAL_CHUNK", 997)
-    sliced = ev_mod.Evaluator(mod, eps, 1e-13)
+    sliced = ev_mod.Evaluator(mod, eps, 1e-13, per_T=True)
+    lean = ev_mod.Evaluator(mod, eps, 1e-13)            # no per-T arrays: the same sums
+    assert lean.sums() == sliced.sums() and not hasattr(lean, "lin_T")
+    # the per-slice sums are the dot products of the per-T arrays with P(T), to rounding
+    for got, arr in zip(whole.sums(), (whole.lin_T, whole.lin_err_T, whole.lin_tail_T,
+                                       whole.zero_tail_T)):
+        ref = math.fsum(mod.PT * arr)
+        assert abs(got - ref) <= 1e-12 * math.fsum(np.abs(mod.PT * arr)) + 1e-300
     assert mod.Ts.size > 5 * 997
     for name in ("x_hi", "core", "has_lin", "nb"):
         assert np.array_equal(getattr(whole, name), getattr(sliced, name)), name
@@ -238,3 +245,62 @@ def test_lattice_table_with_cf_cut_is_the_same_table(monkeypatch):
     assert cut.abs_p >= full.abs_p and cut.abs_p == pytest.approx(full.abs_p, rel=1e-9)
     assert (cut.alias, cut.out, cut.pmax, cut.span) == (full.alias, full.out, full.pmax,
                                                         full.span)
+
+
+def _cumsum_padded(x):
+    """The former two-level cumulative sum (a zero-padded copy, reshaped): the oracle of the
+    in-place version's additions."""
+    from amp.backends.structured.tables import _CHUNK
+    n = x.size
+    xp = np.zeros(n + (-n) % _CHUNK)
+    xp[:n] = x
+    inner = np.cumsum(xp.reshape(-1, _CHUNK), axis=1)
+    off = np.zeros(inner.shape[0])
+    off[1:] = np.cumsum(inner[:-1, -1])
+    inner += off[:, None]
+    return inner.ravel()[:n]
+
+
+@pytest.mark.parametrize("n", [0, 1, 1023, 1024, 1025, 3 * 1024, 5000, 70_001])
+def test_cumsum_in_place_is_the_padded_sum(n):
+    """``_cumsum`` without a padded copy (into ``out``, or into ``x`` itself) makes the same
+    additions in the same order as the padded version: bit-identical results."""
+    from amp.backends.structured.tables import _cumsum
+    x = np.random.default_rng(n).standard_normal(n) * np.exp(np.linspace(-30, 30, n))
+    ref = _cumsum_padded(x)
+    assert np.array_equal(_cumsum(x), ref)
+    out = np.full(n, np.nan)
+    assert _cumsum(x, out) is out and np.array_equal(out, ref)
+    y = x.copy()
+    _cumsum(y, y)
+    assert np.array_equal(y, ref)
+
+
+def test_cumulate_lattice_is_cumulate():
+    """The lattice's cumulative sums built block by block in place are bit-identical to
+    :func:`cumulate` over the array of the lattice's values (more than one block of 2^20)."""
+    from amp.backends.structured.tables import cumulate, cumulate_lattice
+    size, origin, K, vc = (1 << 20) + 4099, -123_457, 7, -17_000.3
+    p = np.random.default_rng(3).random(size)
+    F, G = cumulate_lattice(origin, K, p, vc)
+    F0, G0 = cumulate(np.arange(origin, origin + size, dtype=np.int64) / K, p, vc)
+    assert np.array_equal(F, F0) and np.array_equal(G, G0)
+
+
+def test_count_model_window_is_elementwise():
+    """``CountModel.window`` per slice of T: the Bernstein window of the whole window of T,
+    element for element (computed once over all T as an oracle, with the formulas of its
+    docstring)."""
+    from amp.core.tails import bernstein_t
+    mod = CountModel(structured_shape(RAPPOR(1.0).gparv()), 10**7, -41.4)
+    nT = mod.Ts.size
+    m = mod.m
+    t = bernstein_t(m, mod.var, mod.bmax, -mod.log_tau)
+    v_z, v_l = m * mod.mu - t, m * mod.mu + t
+    kap = t / (2 * (m * mod.var + mod.bmax * t / 3) + 1e-300)
+    pm_l = np.where(v_l >= m * mod.nu.vmax, 0.0, math.exp(mod.log_tau) / np.maximum(kap, 1e-300))
+    z_tau = np.where(v_z <= 0, 0.0, math.exp(mod.log_tau))
+    ref = (np.maximum(v_z, 0.0), v_l, pm_l, z_tau)
+    for a, b in [(0, nT), (0, 1), (nT // 3, nT // 2 + 7), (nT - 5, nT)]:
+        for got, want in zip(mod.window(slice(a, b)), ref):
+            assert np.array_equal(got, want[a:b])
