@@ -32,6 +32,7 @@ from typing import Callable, Protocol
 from amp.core.errors import NumericalError, ParameterError
 from amp.core.floats import U
 from amp.core.result import Bound
+from amp.inversion_chord import chord_search
 from amp.inversion_guided import bisect_root, guided as guided_steps, surely_bad
 
 __all__ = ["Curve", "FunctionCurve", "Crossing", "crossing", "epsilon_of_curve", "estimate_epsilon",
@@ -516,7 +517,11 @@ def epsilon_of_curve(curve: Curve, delta: float, max_eps: float, *,
     ``max_eps = log max a/b``).
 
     Returns a :class:`~amp.core.result.Bound` of quantity ``"eps"``: ``upper`` is a valid eps
-    (``F_upper(upper) <= delta``), ``lower`` is 0 or has ``F_lower(lower) > delta``. When
+    (``F_upper(upper) <= delta``), ``lower`` is 0 or has ``F_lower(lower) > delta``; for a
+    curve that is convex in ``e^eps`` (``convex_in_w``, searched by the chord steps of
+    :mod:`amp.inversion_chord`) either end may instead be certified by convexity from two
+    evaluated points (``F(upper) <= delta``, ``F(lower) > delta`` for the true ``F``), closer
+    to the threshold than one evaluation's bracket resolves. When
     ``rel_tol`` cannot be reached (:class:`WiderThanAsked`): ``strict=True`` raises it,
     ``strict=False`` returns the certified bracket held, flagged in ``details``
     (``wider_than_asked``, ``achieved_rel_tol``, ``wider_reason``).
@@ -530,20 +535,51 @@ def epsilon_of_curve(curve: Curve, delta: float, max_eps: float, *,
     if curve.delta_for_search(hi, TOL_LOOSE, 0.0).upper > delta:
         hi = max_eps * (1 + 64 * U) + 1e-300
     lo, bad_known, quick = 0.0, False, None
+    cheap_brackets: list = []
     pre = getattr(curve, "quick_curve", None)
     qc = pre() if callable(pre) else None
     if qc is not None:
-        quick = _quick_bracket(qc, delta, hi, rel_tol, progress)
+        quick = _quick_bracket(qc, delta, hi, rel_tol, progress, cheap_brackets)
         lo, q_hi, bad_known, methods, seed = quick
         if q_hi == 0.0 or (q_hi - lo) <= rel_tol * q_hi:     # settled by the cheap curve
             return Bound("eps", lo, q_hi, bound, methods, n, mechanism, {"delta": delta},
                          details={"evaluations": 0, "quick": True})
         hi = q_hi
+    seed = quick[4] if quick is not None else ()
+    chord = None
+    if (quick is not None and getattr(curve, "convex_in_w", False)
+            and getattr(curve, "precise_brackets", False)
+            and callable(getattr(curve, "search_tol", None))):
+        # expensive, precise, convex in e^eps: the chord steps (amp.inversion_chord), which
+        # settle most searches in three evaluations; else (not settled, or anything raised)
+        # the plain search below runs as it would have, its ends intersected with theirs
+        try:
+            chord = chord_search(curve, delta, lo, hi, rel_tol=rel_tol,
+                                 tol=curve.search_tol(rel_tol),
+                                 abs_tol=min(1e-16, 1e-3 * delta), seed=seed,
+                                 cheap=cheap_brackets, progress=progress)
+        except (NumericalError, ArithmeticError, ValueError):
+            chord = None
+    if chord is not None:
+        c_lo, c_hi, pts, c_methods, done = chord
+        if done:
+            methods = sorted((set(c_methods) | set(quick[3].split(","))) - {""})
+            return Bound("eps", c_lo, c_hi, bound, ",".join(methods), n, mechanism,
+                         {"delta": delta}, details={"evaluations": len(pts),
+                                                    "history": tuple(pts), "chord": True})
+        # not settled: the plain search runs as it would have without the chord steps (the
+        # same interval and seed: the same points, so never a wider bracket than it gives),
+        # and its ends are intersected with the chord steps' certified ones
     try:
         c = crossing(curve, delta, lo, hi, decreasing=True, rel_tol=rel_tol,
                      bad_end_known=bad_known, progress=progress, name="eps",
                      polish="bad" if bound == "lower" else "good",
-                     seed=quick[4] if quick is not None else ())
+                     seed=seed)
+        if chord is not None:
+            c = Crossing(max(c.lo, chord[0]), min(c.hi, chord[1]),
+                         c.evaluations + len(chord[2]),
+                         tuple(sorted(set(c.methods) | set(chord[3]))),
+                         tuple(chord[2]) + c.history)
         if quick is not None and quick[3]:
             c = Crossing(c.lo, c.hi, c.evaluations,
                          tuple(sorted(set(c.methods) | set(quick[3].split(",")))), c.history)
@@ -554,6 +590,8 @@ def epsilon_of_curve(curve: Curve, delta: float, max_eps: float, *,
         # on): searches at looser rel_tol narrow it; every bracket they return, or hold when
         # they stop, contains the threshold, so their intersection does too
         lo, hi, why, tol = exc.lo, exc.hi, str(exc), rel_tol
+        if chord is not None:                   # certified too: the intersection holds
+            lo, hi = max(lo, chord[0]), min(hi, chord[1])
         used = set(exc.methods)
         for _ in range(4):
             tol *= 10
@@ -618,7 +656,8 @@ class _Recorder:
 
 
 def _quick_bracket(qc: Curve, delta: float, hi: float, rel_tol: float,
-                   progress: Progress | None) -> tuple[float, float, bool, str, list]:
+                   progress: Progress | None, brackets: list | None = None
+                   ) -> tuple[float, float, bool, str, list]:
     """``(lo, hi, lo_is_bad, methods, seed)``: the eps search's interval narrowed by a cheap
     certified curve of the same ``delta(eps)`` (:func:`epsilon_of_curve`).
 
@@ -629,9 +668,12 @@ def _quick_bracket(qc: Curve, delta: float, hi: float, rel_tol: float,
     delta`` (``lo_is_bad``: certified, not to be checked again). ``seed``: the cheap
     curve's measurements ``(x, log of the bracket's centre)``, which steer the precise
     search's first steps (:func:`crossing`). Whatever the cheap curve cannot certify leaves
-    the interval as it was."""
+    the interval as it was. ``brackets`` (a list, optional) receives every certified bracket
+    of the cheap curve, ``(x, lower, upper)`` (eps = 0 included)."""
     abs_tol = min(1e-16, 1e-3 * delta)
     rec = _Recorder(qc)
+    if brackets is not None:
+        rec.seen = _Into(rec.seen, brackets)
     try:
         r0 = rec.loose(0.0, abs_tol)
     except NumericalError:
@@ -686,6 +728,19 @@ def _quick_bracket(qc: Curve, delta: float, hi: float, rel_tol: float,
     if not bad < good:          # brackets that contradict monotonicity: trust none of them
         return 0.0, hi, False, "", []
     return bad, good, bad > 0 or r0.lower > delta, methods, seed
+
+
+class _Into(list):
+    """A list of ``(x, Bound)`` that also appends ``(x, lower, upper)`` to ``out``."""
+
+    def __init__(self, items, out: list):
+        super().__init__(items)
+        self.out = out
+
+    def append(self, item) -> None:
+        super().append(item)
+        x, r = item
+        self.out.append((float(x), float(r.lower), float(r.upper)))
 
 
 def _centre(r: Bound) -> float:

@@ -90,7 +90,7 @@ def test_evaluator_linear_region_matches_boost_elementwise():
     mod = CountModel(structured_shape(amp.KRR(1.0, k=3).gparv()), 10**7, -60.0)
     Tf = mod.Ts.astype(float)
     for eps in (0.0005, 0.001, 0.002):
-        ev = Evaluator(mod, eps)
+        ev = Evaluator(mod, eps, per_T=True)
         has = ev.has_lin
         assert has.sum() > 100
         b = np.zeros(mod.Ts.size)

@@ -176,9 +176,16 @@ def test_evaluator_in_slices_of_T(monkeypatch):
     import amp.backends.structured.evaluator as ev_mod
     mod = CountModel(structured_shape(RAPPOR(1.0).gparv()), 10**7, -41.4)
     eps = 0.004
-    whole = Evaluator(mod, eps, 1e-13)
+    whole = Evaluator(mod, eps, 1e-13, per_T=True)
     monkeypatch.setattr(ev_mod, "EVAL_CHUNK", 997)
-    sliced = ev_mod.Evaluator(mod, eps, 1e-13)
+    sliced = ev_mod.Evaluator(mod, eps, 1e-13, per_T=True)
+    lean = ev_mod.Evaluator(mod, eps, 1e-13)            # no per-T arrays: the same sums
+    assert lean.sums() == sliced.sums() and not hasattr(lean, "lin_T")
+    # the per-slice sums are the dot products of the per-T arrays with P(T), to rounding
+    for got, arr in zip(whole.sums(), (whole.lin_T, whole.lin_err_T, whole.lin_tail_T,
+                                       whole.zero_tail_T)):
+        ref = math.fsum(mod.PT * arr)
+        assert abs(got - ref) <= 1e-12 * math.fsum(np.abs(mod.PT * arr)) + 1e-300
     assert mod.Ts.size > 5 * 997
     for name in ("x_hi", "core", "has_lin", "nb"):
         assert np.array_equal(getattr(whole, name), getattr(sliced, name)), name
@@ -186,3 +193,114 @@ def test_evaluator_in_slices_of_T(monkeypatch):
     assert np.all(np.abs(whole.lin_T - sliced.lin_T) <= whole.lin_err_T + sliced.lin_err_T)
     assert np.allclose(whole.lin_tail_T, sliced.lin_tail_T, rtol=1e-8, atol=0)
     assert np.array_equal(whole.zero_tail_T, sliced.zero_tail_T)
+
+
+@pytest.mark.parametrize("E, q, m0, K", [(math.e, (0.6, 0.3, 0.1), 200_000, 5),
+                                         (math.e, (0.5, 0.0, 0.5), 10**6, 1),
+                                         (math.exp(4.0), (0.12, 0.0022, 0.8778), 50_000, 1),
+                                         (1.5, (0.2, 0.3, 0.5), 3_000_000, 2)])
+def test_cf_cut_frequencies_are_negligible(E, q, m0, K):
+    """Every frequency at or beyond ``cf_cut``'s index has ``|phi|^m0 <= e^-760`` (40-digit
+    mpmath evaluation at the worst frequency found by a float scan of all of them), and the
+    cut is not wasteful where the per-user law has mass at distance 1 from 0 (``K = 1``: at
+    half its index ``|phi|^m0`` is far from negligible; with ``K > 1`` only the split ``(E, E)``
+    pair is at distance 1 and the cut is conservative)."""
+    mpmath = pytest.importorskip("mpmath")
+    from amp.backends.structured.lattice import cf_cut, lattice_cats
+    nu = Nuisance(E, q[0], q[1], q[2])
+    qq, vv, _ = lattice_cats(nu, K)
+    N = 2 * 4_000_000
+    J = cf_cut(np.asarray(qq), np.asarray(vv, dtype=float), m0, N)
+    assert 1 < J < N // 2 + 1                            # the cut is active here
+    j = np.arange(J, N // 2 + 1)
+    w = 2 * np.pi * j / N
+    one_minus = sum(2 * qa * qb * (1 - np.cos(w * (va - vb)))
+                    for a, (qa, va) in enumerate(zip(qq, vv))
+                    for qb, vb in zip(qq[a + 1:], vv[a + 1:]))
+    jw = int(j[np.argmin(one_minus)])                   # the largest |phi| beyond the cut
+    mpmath.mp.dps = 40
+    for jj in (J, jw):
+        om = 2 * mpmath.pi * jj / N
+        phi = sum(mpmath.mpf(qa) * mpmath.expj(om * va) for qa, va in zip(qq, vv))
+        assert m0 * mpmath.log(abs(phi)) <= -760
+    if K == 1:
+        om = 2 * mpmath.pi * (J // 2) / N
+        phi = sum(mpmath.mpf(qa) * mpmath.expj(om * va) for qa, va in zip(qq, vv))
+        assert m0 * mpmath.log(abs(phi)) > -400
+
+
+def test_lattice_table_with_cf_cut_is_the_same_table(monkeypatch):
+    """The frequencies cut by ``cf_cut`` underflow anyway: the table built without the cut
+    has the same values and the same error bounds (to their summation order)."""
+    import amp.backends.structured.lattice as lat_mod
+    nu = Nuisance(math.e, 0.6, 0.3, 0.1)
+    cut = lattice_table(nu, 2_000_000, 5, 40_000.0)
+    N = cut.size
+    assert lat_mod.cf_cut(*[np.asarray(a, dtype=float) for a in lat_mod.lattice_cats(nu, 5)[:2]],
+                          2_000_000, N) < N // 20              # most frequencies are cut
+    monkeypatch.setattr(lat_mod, "cf_cut", lambda q, vv, m0, N: N // 2 + 1)
+    full = lat_mod.lattice_table(nu, 2_000_000, 5, 40_000.0)
+    assert full.size == N
+    assert np.array_equal(full.F, cut.F) and np.array_equal(full.G, cut.G)
+    assert cut.abs_p >= full.abs_p and cut.abs_p == pytest.approx(full.abs_p, rel=1e-9)
+    assert (cut.alias, cut.out, cut.pmax, cut.span) == (full.alias, full.out, full.pmax,
+                                                        full.span)
+
+
+def _cumsum_padded(x):
+    """The former two-level cumulative sum (a zero-padded copy, reshaped): the oracle of the
+    in-place version's additions."""
+    from amp.backends.structured.tables import _CHUNK
+    n = x.size
+    xp = np.zeros(n + (-n) % _CHUNK)
+    xp[:n] = x
+    inner = np.cumsum(xp.reshape(-1, _CHUNK), axis=1)
+    off = np.zeros(inner.shape[0])
+    off[1:] = np.cumsum(inner[:-1, -1])
+    inner += off[:, None]
+    return inner.ravel()[:n]
+
+
+@pytest.mark.parametrize("n", [0, 1, 1023, 1024, 1025, 3 * 1024, 5000, 70_001])
+def test_cumsum_in_place_is_the_padded_sum(n):
+    """``_cumsum`` without a padded copy (into ``out``, or into ``x`` itself) makes the same
+    additions in the same order as the padded version: bit-identical results."""
+    from amp.backends.structured.tables import _cumsum
+    x = np.random.default_rng(n).standard_normal(n) * np.exp(np.linspace(-30, 30, n))
+    ref = _cumsum_padded(x)
+    assert np.array_equal(_cumsum(x), ref)
+    out = np.full(n, np.nan)
+    assert _cumsum(x, out) is out and np.array_equal(out, ref)
+    y = x.copy()
+    _cumsum(y, y)
+    assert np.array_equal(y, ref)
+
+
+def test_cumulate_lattice_is_cumulate():
+    """The lattice's cumulative sums built block by block in place are bit-identical to
+    :func:`cumulate` over the array of the lattice's values (more than one block of 2^20)."""
+    from amp.backends.structured.tables import cumulate, cumulate_lattice
+    size, origin, K, vc = (1 << 20) + 4099, -123_457, 7, -17_000.3
+    p = np.random.default_rng(3).random(size)
+    F, G = cumulate_lattice(origin, K, p, vc)
+    F0, G0 = cumulate(np.arange(origin, origin + size, dtype=np.int64) / K, p, vc)
+    assert np.array_equal(F, F0) and np.array_equal(G, G0)
+
+
+def test_count_model_window_is_elementwise():
+    """``CountModel.window`` per slice of T: the Bernstein window of the whole window of T,
+    element for element (computed once over all T as an oracle, with the formulas of its
+    docstring)."""
+    from amp.core.tails import bernstein_t
+    mod = CountModel(structured_shape(RAPPOR(1.0).gparv()), 10**7, -41.4)
+    nT = mod.Ts.size
+    m = mod.m
+    t = bernstein_t(m, mod.var, mod.bmax, -mod.log_tau)
+    v_z, v_l = m * mod.mu - t, m * mod.mu + t
+    kap = t / (2 * (m * mod.var + mod.bmax * t / 3) + 1e-300)
+    pm_l = np.where(v_l >= m * mod.nu.vmax, 0.0, math.exp(mod.log_tau) / np.maximum(kap, 1e-300))
+    z_tau = np.where(v_z <= 0, 0.0, math.exp(mod.log_tau))
+    ref = (np.maximum(v_z, 0.0), v_l, pm_l, z_tau)
+    for a, b in [(0, nT), (0, 1), (nT // 3, nT // 2 + 7), (nT - 5, nT)]:
+        for got, want in zip(mod.window(slice(a, b)), ref):
+            assert np.array_equal(got, want[a:b])

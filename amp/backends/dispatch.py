@@ -101,6 +101,11 @@ class LawDelta:
         Largest FFT length before :class:`NumericalError` is raised.
     """
 
+    #: ``delta(eps) = E[(sum_i a_i - e^eps b_i)_+] / n`` is convex in ``w = e^eps`` (an
+    #: expectation of convex functions of ``w``): the eps search may bound it by chords and
+    #: secants of certified points (:mod:`amp.inversion_chord`)
+    convex_in_w = True
+
     def __init__(self, law: GPARV, n: int, method: str = "auto",
                  max_points: int = DEFAULT_MAX_POINTS):
         if not isinstance(law, GPARV):

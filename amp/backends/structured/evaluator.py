@@ -44,7 +44,7 @@ MAX_BAND = 40_000_000                  # band elements per evaluation
 BAND_CHUNK = 1 << 17                   # band elements per chunk (memory and cache)
 BAND_CACHE_BYTES = 96 << 20            # the band is kept between passes up to this size
 CORE_MIN_T = 256                       # windows of fewer T are evaluated whole (Evaluator._core)
-EVAL_CHUNK = 1 << 20                   # T values per slice of the per-T arrays (Evaluator)
+EVAL_CHUNK = 1 << 18                   # T values per slice of the per-T arrays (Evaluator)
 
 
 def _dot(a: np.ndarray, b: np.ndarray) -> float:
@@ -88,7 +88,8 @@ class Evaluator:
     ``eps``) to the ``T`` that matter at this ``eps``.
     """
 
-    def __init__(self, mod: CountModel, eps: float, skip_rel: float = 0.0):
+    def __init__(self, mod: CountModel, eps: float, skip_rel: float = 0.0,
+                 per_T: bool = False):
         self.mod = mod
         self.eps = eps
         E = mod.E
@@ -102,8 +103,9 @@ class Evaluator:
         self.A = self.gX - self.gY
         nT = mod.Ts.size
         # every per-T array is computed in slices of EVAL_CHUNK values of T (the same
-        # element-wise operations; windows up to EVAL_CHUNK, n <~ 1e10, are one slice): the
-        # temporaries of one slice at a time (memory at n ~ 1e11)
+        # element-wise operations): the temporaries of one slice at a time (memory at
+        # n ~ 1e11); the linear region's four per-T terms are summed per slice against P(T)
+        # (sums(); kept as arrays only with per_T=True, for tests)
         slices = [slice(i, min(nT, i + EVAL_CHUNK)) for i in range(0, max(nT, 1), EVAL_CHUNK)]
         self.x_hi = np.empty(nT, dtype=np.int64)
         x_lo = np.empty(nT, dtype=np.int64)
@@ -112,13 +114,17 @@ class Evaluator:
         core = self._core(skip_rel, slices)
         self.core = core
         self.has_lin = (self.x_hi <= mod.Ts) & core
-        self.lin_T = np.empty(nT)
-        self.lin_err_T = np.empty(nT)
-        self.lin_tail_T = np.empty(nT)
-        self.zero_tail_T = np.empty(nT)
+        self.per_T = per_T
+        if per_T:
+            self.lin_T = np.empty(nT)
+            self.lin_err_T = np.empty(nT)
+            self.lin_tail_T = np.empty(nT)
+            self.zero_tail_T = np.empty(nT)
+        self._sums = [0.0, 0.0, 0.0, 0.0]
         self.nb = np.empty(nT, dtype=np.int64)
         for sl in slices:
             self._linear(sl, x_lo[sl])
+        del x_lo
         self.total_band = int(self.nb.sum())
 
     def _regions(self, sl: slice) -> tuple[np.ndarray, np.ndarray]:
@@ -127,9 +133,10 @@ class Evaluator:
         mod = self.mod
         Tf = mod.Ts[sl].astype(float)
         beta, A, gY = self.beta, self.A, self.gY
+        v_z, v_l, _, _ = mod.window(sl)
         # regions of x (with a relative safety margin against rounding of c)
-        qh = (beta * mod.v_l[sl] - gY * Tf) / A
-        qz = (beta * mod.v_z[sl] - gY * Tf) / A
+        qh = (beta * v_l - gY * Tf) / A
+        qz = (beta * v_z - gY * Tf) / A
         x_hi = np.ceil(qh + 1e-12 * np.abs(qh) + 1e-9)
         x_lo = np.floor(qz - 1e-12 * np.abs(qz) - 1e-9)
         x_hi = np.clip(x_hi, 0, Tf + 1)
@@ -161,18 +168,24 @@ class Evaluator:
             Psf[has_lin], eta_sf[has_lin] = sf_run(x_hi[has_lin], Ts[has_lin], r)
             Ppm[has_lin] = pmf(x_hi[has_lin], Ts[has_lin], r)
         m = mod.m[sl]
+        v_z, _, pm_l, z_tau = mod.window(sl)
         cbar = Tf * (self.gX * r + gY * (1 - r))
         base = cbar - beta * m * mod.mu
         t1 = base * Psf
         t2 = A * (1 - r) * x_hi * Ppm
-        self.lin_T[sl] = t1 + t2
-        self.lin_err_T[sl] = (np.maximum(eta_sf, eta_pm) * np.abs(t1) + eta_pm * np.abs(t2)
-                              + 8 * U * (np.abs(cbar) + beta * m * mod.mu) * Psf
-                              + 4 * U * np.abs(t2))
-        self.lin_tail_T[sl] = beta * mod.pm_l[sl] * Psf * (1 + eta_sf)   # an upper tail: sf up
+        lin = t1 + t2
+        lin_err = (np.maximum(eta_sf, eta_pm) * np.abs(t1) + eta_pm * np.abs(t2)
+                   + 8 * U * (np.abs(cbar) + beta * m * mod.mu) * Psf
+                   + 4 * U * np.abs(t2))
+        lin_tail = beta * pm_l * Psf * (1 + eta_sf)   # an upper tail: sf up
         nonempty_zero = x_lo >= 0
-        self.zero_tail_T[sl] = np.where(nonempty_zero & core,
-                                        beta * mod.v_z[sl] * mod.z_tau[sl], 0.0)
+        zero_tail = np.where(nonempty_zero & core, beta * v_z * z_tau, 0.0)
+        PT = mod.PT[sl]
+        for i, a in enumerate((lin, lin_err, lin_tail, zero_tail)):
+            self._sums[i] += _dot(PT, a)
+        if self.per_T:
+            self.lin_T[sl], self.lin_err_T[sl] = lin, lin_err
+            self.lin_tail_T[sl], self.zero_tail_T[sl] = lin_tail, zero_tail
         self.nb[sl] = np.where(core, np.maximum(x_hi - x_lo - 1, 0), 0)
 
     def _core(self, rel: float, slices: list | None = None) -> np.ndarray:
@@ -252,13 +265,11 @@ class Evaluator:
 
     def sums(self) -> tuple[float, float, float, float]:
         """``E[. ; linear region]``, its rounding bound, and the Bernstein tails of the linear
-        and zero regions, each summed over ``T`` (S units)."""
-        m = self.mod
-        PT = m.PT
-        lin = _dot(PT, self.lin_T)
-        err = _dot(PT, self.lin_err_T)
-        lt = _dot(PT, self.lin_tail_T)
-        zt = _dot(PT, self.zero_tail_T)
+        and zero regions, each summed over ``T`` (S units): the sums of the slices' sums
+        (:func:`_dot` per slice, then one addition per slice: within the ``REL_SAFETY`` of
+        every sum of non-negative terms, as one sum over the window; the linear value and its
+        rounding bound as before)."""
+        lin, err, lt, zt = self._sums
         return lin, err, lt, zt
 
     # -- the band, built in chunks of consecutive T ------------------------------------

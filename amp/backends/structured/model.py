@@ -55,9 +55,9 @@ class CountModel:
 
     ``log_tau`` is the log tail level of every window.  ``Ts`` is the Chernoff window of
     ``T = X + Y`` (``T >= 1``: ``S <= 0`` when ``T = 0``) and ``PT`` its Boost masses; ``ET_out``
-    bounds ``E[T; T outside]``; ``m = n - Ts``; ``[v_z, v_l]`` is the Bernstein window of
-    ``V_m`` per ``T``, ``pm_l`` bounds ``E[(V_m - v_l)_+]`` and ``z_tau`` bounds
-    ``P(V_m < v_z)``.  ``nu`` is the :class:`~.nuisance.Nuisance` law of one other user.
+    bounds ``E[T; T outside]``; ``m = n - Ts``; :meth:`window` gives, per slice of ``T``, the
+    Bernstein window ``[v_z, v_l]`` of ``V_m``, ``pm_l`` bounding ``E[(V_m - v_l)_+]`` and
+    ``z_tau`` bounding ``P(V_m < v_z)``.  ``nu`` is the :class:`~.nuisance.Nuisance` law of one other user.
     """
 
     def __init__(self, shape: StructuredShape, n: int, log_tau: float):
@@ -92,15 +92,8 @@ class CountModel:
         self.m = m
         nu = self.nu
         self.mu, self.var, self.bmax = nu.mu, nu.var, nu.bmax
-        L = -log_tau
-        t = bernstein_t(m, self.var, self.bmax, L)
-        self.v_z = m * self.mu - t
-        self.v_l = m * self.mu + t
-        kap = t / (2 * (m * self.var + self.bmax * t / 3) + 1e-300)
-        tau = math.exp(log_tau)
-        self.pm_l = np.where(self.v_l >= m * nu.vmax, 0.0, tau / np.maximum(kap, 1e-300))
-        self.z_tau = np.where(self.v_z <= 0, 0.0, tau)
-        self.v_z = np.maximum(self.v_z, 0.0)
+        # the Bernstein window of V_m per T (v_z, v_l, pm_l, z_tau) is computed per slice of
+        # T when needed (window(), element-wise: the same values), not kept (memory at n ~ 1e11)
         self.tables: dict = {}
         self.table_counts: dict = {}
         self.table_points = 0
@@ -110,6 +103,21 @@ class CountModel:
         self._zsplit: ZSplitTables | None = None
         self._zgeom: tuple | None = None
         self._Ks: list[int] | None = None
+
+    def window(self, sl: slice) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(v_z, v_l, pm_l, z_tau)`` for the ``T`` in ``sl``: the Bernstein window
+        ``[v_z, v_l] = [m mu - t, m mu + t]`` of ``V_m`` (``v_z`` clipped at 0), ``pm_l`` bounding
+        ``E[(V_m - v_l)_+]`` and ``z_tau`` bounding ``P(V_m < v_z)`` (class docstring);
+        element-wise in ``m = n - T``, so any slicing gives the same values."""
+        m = self.m[sl]
+        t = bernstein_t(m, self.var, self.bmax, -self.log_tau)
+        v_z = m * self.mu - t
+        v_l = m * self.mu + t
+        kap = t / (2 * (m * self.var + self.bmax * t / 3) + 1e-300)
+        tau = math.exp(self.log_tau)
+        pm_l = np.where(v_l >= m * self.nu.vmax, 0.0, tau / np.maximum(kap, 1e-300))
+        z_tau = np.where(v_z <= 0, 0.0, tau)
+        return np.maximum(v_z, 0.0), v_l, pm_l, z_tau
 
     @property
     def zsplit_built(self) -> bool:

@@ -27,7 +27,7 @@ from amp.core.tails import binom_window
 from amp.backends.structured.binomial import ETA_BINOM, binom_rows, eta, pmf
 from amp.backends.structured.nuisance import Nuisance
 
-__all__ = ["Table", "cumulate", "exact_grid", "exact_table"]
+__all__ = ["Table", "cumulate", "cumulate_lattice", "exact_grid", "exact_table"]
 
 
 # ----------------------------------------------------------------------------- cumulative sums
@@ -36,26 +36,58 @@ _CHUNK = 1024
 
 def _cumsum(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """Two-level cumulative sum: error <= (CHUNK + len/CHUNK + 2) u sum|x_k| (prefix); into
-    ``out`` (length ``len(x)``) when given.  Two temporaries of ``x``'s size (tables of 10^7
-    points at n ~ 1e11)."""
+    ``out`` (length ``len(x)``; ``out`` may be ``x`` itself) when given.  Whole chunks are
+    summed in place in ``out`` (no temporary of ``x``'s size: tables of 10^7 points at
+    n ~ 1e11); the same additions in the same order as summing a zero-padded copy."""
     n = x.size
-    pad = (-n) % _CHUNK
-    xp = np.zeros(n + pad)
-    xp[:n] = x
-    inner = np.cumsum(xp.reshape(-1, _CHUNK), axis=1)
-    del xp
-    off = np.zeros(inner.shape[0])
-    off[1:] = np.cumsum(inner[:-1, -1])
-    inner += off[:, None]
     if out is None:
-        return inner.ravel()[:n]
-    out[:] = inner.ravel()[:n]
+        out = np.empty(n)
+    full = n - n % _CHUNK
+    rows = full // _CHUNK
+    if rows:
+        body = out[:full].reshape(rows, _CHUNK)
+        np.cumsum(x[:full].reshape(rows, _CHUNK), axis=1, out=body)
+    if full < n:
+        np.cumsum(x[full:], out=out[full:])
+    nrow = rows + (1 if full < n else 0)
+    if nrow > 1:
+        last = np.empty(nrow)
+        if rows:
+            last[:rows] = out[_CHUNK - 1:full:_CHUNK]
+        if full < n:
+            last[rows] = out[n - 1]
+        off = np.zeros(nrow)
+        off[1:] = np.cumsum(last[:-1])
+        if rows:
+            body += off[:rows, None]
+        if full < n:
+            out[full:] += off[rows]
     return out
 
 
 def _cum_rel(n: int) -> float:
     """Relative error bound of :func:`_cumsum` over ``n`` terms (with a margin)."""
     return (_CHUNK + n / _CHUNK + 4) * U
+
+
+def cumulate_lattice(origin: int, K: int, p: np.ndarray, vc: float
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`cumulate` on the lattice ``v_k = (origin + k) / K`` without an array of the
+    values (memory: tables of 10^7 points at n ~ 1e11); the same float operations
+    (``v_k`` is the float ``(origin + k) / K``, then ``v_k - vc``, then times ``p_k``)."""
+    F = np.zeros(p.size + 1)
+    G = np.zeros(p.size + 1)
+    _cumsum(p, F[1:])
+    # (v_k - vc) p_k into G[1:] itself, a block at a time, then its cumulative sum in place
+    t = G[1:]
+    for i in range(0, p.size, 1 << 20):
+        j = min(p.size, i + (1 << 20))
+        v = np.arange(origin + i, origin + j, dtype=np.float64)   # integers: exact (< 2^53)
+        v /= K
+        v -= vc
+        np.multiply(v, p[i:j], out=t[i:j])
+    _cumsum(t, t)
+    return F, G
 
 
 def cumulate(vals: np.ndarray, p: np.ndarray, vc: float) -> tuple[np.ndarray, np.ndarray]:
