@@ -16,6 +16,8 @@
 #   make assets  only fetch the widgets loader and chapter 12's dataset (both gitignored)
 #   make clean   remove _build and artifacts (keeps .venv)
 #   make student the student edition (no solutions, no hidden checks) -> _build/student/ + zip
+#   make student-site  the student edition as a web site for students (no solutions, no hidden
+#                checks, no sealed answers; offline), checked for leaks -> _build/student-site/html
 #   make pdf     the whole book as one PDF (single-page HTML build printed by Chromium)
 #                -> _build/pdf/amp-book.pdf
 #   make assignments  the graded problem sets as an nbgrader course directory (own venv
@@ -44,10 +46,10 @@ COURSE_DIR ?= _build/assignments
 JB_FLAGS  ?= -W -n --keep-going --all
 
 .PHONY: help venv lab-venv grade-venv assets book book-clean test doctest wheel install-check live live-check lab clean \
-	student pdf assignments
+	student student-site pdf assignments
 
 help:
-	@sed -n '3,22p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,24p' Makefile | sed 's/^# \{0,1\}//'
 
 # -------------------------------------------------------------------------- environment
 # Re-run when requirements or the package metadata change; otherwise the stamp makes it a no-op.
@@ -116,6 +118,37 @@ $(BOOK_STAMP): $(STAMP) $(WIDGETS) $(DATASETS) $(BOOK_INPUTS)
 
 book: $(BOOK_STAMP)
 	@echo ">> the site in _build/html is built from the current sources"
+
+# The student edition as a static site (issue 36): _build/student-site/html, for students to read
+# without seeing answers. scripts/student_site.py takes the chapters as `make book` has just
+# executed them (_build/jupyter_execute), applies the student edition's rules
+# (scripts/student_edition.py: no solutions, hidden checks, answer lines, expected=) and builds
+# them with execution off: the figures and printed numbers stay, and a cell keeps its outputs
+# only when the student edition keeps it unchanged, it calls no check() and it reads no name a
+# removed or rewritten cell may have changed (no solution's computation, no verdict, no answer
+# reaches a page). Executing the student notebooks instead would cost another ~7 minutes, and a
+# site of code only would lose every figure. Widgets as on the main site: the kernel-free
+# figures (cells tagged static-only) replace them. Not copied: book/coursekit (answers.json,
+# the sealed answers) and book/data. Same venv, same offline assets, same flags (warnings are
+# errors), a preface and a title that say "student edition". Then the checks of the built site
+# (tests/test_student_site.py -k built_site: every page and exercise, nothing remote, no leak)
+# run on it; the stamp is written only if they pass, and a site that fails them is moved to
+# _build/student-site/rejected (no leaking site where one publishes). Not a step of `make book`
+# (it adds 1-2 minutes); the small site of tests/test_student_site.py, built by `make test`,
+# holds the rules. Publish: copy _build/student-site/html to any static host (self-contained).
+STUDENT_SITE_STAMP := _build/student-site/html/.amp-student-site-built
+
+$(STUDENT_SITE_STAMP): $(BOOK_STAMP) scripts/student_site.py scripts/student_edition.py
+	@echo ">> building the student site: scripts/student_site.py -> _build/student-site/html"
+	env -u MPLBACKEND $(BIN)/python scripts/student_site.py --out _build/student-site
+	AMP_REQUIRE_STUDENT_SITE=1 AMP_STUDENT_SITE_DIR=_build/student-site/html \
+		$(BIN)/python -m pytest tests/test_student_site.py -k built_site -p no:cacheprovider -q \
+	|| { rm -rf _build/student-site/rejected; mv _build/student-site/html _build/student-site/rejected; \
+		echo ">> the student site failed its checks: moved to _build/student-site/rejected (do not publish it)"; exit 1; }
+	@touch $@
+	@echo ">> student site: $(CURDIR)/_build/student-site/html/index.html"
+
+student-site: $(STUDENT_SITE_STAMP)
 
 # From scratch: no execution cache, no doctrees, no stale pages.
 book-clean: $(STAMP) $(WIDGETS) $(DATASETS)

@@ -70,12 +70,14 @@ class Stats:
     answer_lines: int = 0
     expected_args: int = 0
     dead_statements: int = 0
+    outputs_kept: int = 0             # site mode only (``keep_outputs``): code cells with their
+    outputs_dropped: int = 0          # instructor outputs kept / dropped as unsafe
     notes: list[str] = field(default_factory=list)
 
     def add(self, other: "Stats") -> None:
         for k in ("solution_blocks", "solution_cells", "hidden_asserts",
                   "hidden_asserts_kept_stripped", "answer_lines", "expected_args",
-                  "dead_statements"):
+                  "dead_statements", "outputs_kept", "outputs_dropped"):
             setattr(self, k, getattr(self, k) + getattr(other, k))
         self.notes += other.notes
 
@@ -499,8 +501,15 @@ def _set_source(cell: dict, text: str) -> None:
     cell["source"] = text.splitlines(keepends=True)
 
 
-def student_notebook(nb: dict, where: str = "") -> tuple[dict, Stats]:
-    """The student edition of one notebook (a new dict; ``nb`` is not changed)."""
+def student_notebook(nb: dict, where: str = "", keep_outputs: bool = False
+                     ) -> tuple[dict, Stats]:
+    """The student edition of one notebook (a new dict; ``nb`` is not changed).
+
+    ``keep_outputs`` (the student *site*, ``scripts/student_site.py``, whose ``nb`` is the
+    instructor notebook as ``make book`` executed it): the cells tagged ``static-only`` (the
+    static site's figures) are kept, and a code cell keeps its outputs only when
+    :func:`safe_outputs` finds them free of anything the student edition removes.
+    """
     nb = copy.deepcopy(nb)
     stats = Stats()
     cells = nb.get("cells", [])
@@ -513,6 +522,9 @@ def student_notebook(nb: dict, where: str = "") -> tuple[dict, Stats]:
     checked: set[int] = set()          # cells of `out` whose check calls lost expected=
     origin: dict[int, int] = {}        # index in `out` -> index in the instructor notebook
     gated = False
+    original = [_source(c) for c in cells]    # before any rewriting (for keep_outputs)
+    saved: dict[int, list] = {}               # index in `out` -> the cell's instructor outputs
+    stripped: set[int] = set()                # indices in `out`: hidden checks without asserts
     for i, cell in enumerate(cells):
         src, tags = _source(cell), _tags(cell)
         if gated and cell["cell_type"] != "markdown":  # inside {solution-start} ... -end}
@@ -535,8 +547,8 @@ def student_notebook(nb: dict, where: str = "") -> tuple[dict, Stats]:
         if "solution" in tags:
             stats.solution_cells += 1
             continue
-        if "static-only" in tags:      # the static site's figure (book/static_figs.py): no use
-            continue                   # in Jupyter, which runs the widget cell itself
+        if "static-only" in tags and not keep_outputs:  # the static site's figure
+            continue                   # (book/static_figs.py): Jupyter runs the widget itself
         if hidden[i]:
             stored, _ = _names(src)
             later = set()
@@ -551,6 +563,7 @@ def student_notebook(nb: dict, where: str = "") -> tuple[dict, Stats]:
                 stats.hidden_asserts += 1
                 continue
             _set_source(cell, strip_asserts(src))
+            stripped.add(len(out))
             stats.hidden_asserts_kept_stripped += 1
             stats.notes.append(f"{where} cell {i}: hidden check kept without its asserts "
                                f"(later cells use {', '.join(needed)})")
@@ -567,6 +580,7 @@ def student_notebook(nb: dict, where: str = "") -> tuple[dict, Stats]:
             _set_source(cell, new)
             checked.add(len(out))
         origin[len(out)] = i
+        saved[len(out)] = cell.get("outputs", [])
         cell["outputs"] = []
         cell["execution_count"] = None
         cell.get("metadata", {}).pop("execution", None)
@@ -583,8 +597,112 @@ def student_notebook(nb: dict, where: str = "") -> tuple[dict, Stats]:
         stats.dead_statements += 1
         stats.notes.append(f"{where} cell {origin[code_at[j]]}: dropped `{first[:60]}` "
                            "(used only by the check's expected=)")
+    if keep_outputs:
+        kept = {origin[k]: k for k in code_at}
+        student = {i: _source(out[k]) for i, k in kept.items()}
+        why: dict[int, str] = {}
+        safe = safe_outputs(cells, original, student, {origin[k] for k in stripped},
+                            {i for i, h in enumerate(hidden) if h}, why)
+        for i, k in kept.items():
+            if i in safe and saved[k]:
+                out[k]["outputs"] = saved[k]
+                stats.outputs_kept += 1
+            elif saved[k]:
+                stats.outputs_dropped += 1
+                stats.notes.append(f"{where} cell {i}: outputs dropped ({why.get(i, '?')})")
     nb["cells"] = [c for c in out if c["cell_type"] != "code" or _source(c).strip()]
     return nb, stats
+
+
+def _taint_names(src: str, modules: set[str]) -> tuple[set[str], set[str]]:
+    """(names a cell may change, names it reads before binding them), for :func:`safe_outputs`.
+
+    Changed: names bound, bases of ``x[i] = ...`` / ``x.a = ...``, receivers of a method call
+    that is a statement of its own (``x.append(...)``, ``x.sort()``: called for its effect; a
+    call whose value is used, ``y = x.f(...)`` or ``assert x.f(...)``, is taken as a read), less
+    imported modules. A cell that does not parse (a magic): every
+    word is read and changed.
+    """
+    try:
+        tree = ast.parse(src)
+    except SyntaxError:
+        words = set(_WORD.findall(src))
+        return words - modules, words
+    stored, _ = _names(src)
+    loaded: set[str] = set()               # read before the cell binds them itself
+    bound: set[str] = set()
+    for stmt in tree.body:
+        loaded |= _loads(stmt) - bound
+        bound |= _names(ast.unparse(stmt))[0]
+    for n in ast.walk(tree):
+        target = None
+        if isinstance(n, (ast.Subscript, ast.Attribute)) and isinstance(n.ctx, ast.Store):
+            target = n.value
+        elif (isinstance(n, ast.Expr) and isinstance(n.value, ast.Call)
+              and isinstance(n.value.func, ast.Attribute)):
+            target = n.value.func.value
+        while isinstance(target, (ast.Subscript, ast.Attribute)):
+            target = target.value
+        if isinstance(target, ast.Name):
+            stored.add(target.id)
+    return stored - modules, loaded
+
+
+def safe_outputs(cells: list[dict], original: list[str], student: dict[int, str],
+                 stripped: set[int], checks: set[int] = frozenset(),
+                 why: dict[int, str] | None = None) -> set[int]:
+    """Indices of the instructor code cells whose outputs the student site may show.
+
+    ``original``: every cell's instructor source; ``student``: index -> the source the student
+    edition keeps (cells it drops are absent); ``stripped``: hidden checks kept without their
+    asserts; ``checks``: the hidden checks (dropped or stripped). In notebook order, a name is
+    *tainted* once a dropped solution (a cell tagged ``solution``, gated solution code) or a
+    rewritten cell (answer lines, ``expected=`` removed) may have changed it. A dropped hidden
+    check taints nothing: it asserts what the chapter shows, and the student edition drops it
+    only when no later cell needs a name it binds first (its loop variables may rebind an
+    earlier name, as on the main site, whose outputs these are). A cell's outputs are safe when
+    the student keeps its source unchanged, it calls no ``check(...)``, and it reads no tainted
+    name; its own bindings are then clean again. Anything else is unsafe and taints what it
+    may change (a hidden check kept without its asserts computes the same values: its outputs
+    go, its names stay clean). ``why``, if given, receives the reason of each unsafe kept cell.
+    """
+    modules: set[str] = set()
+    for src in original:
+        try:
+            tree = ast.parse(src)
+        except SyntaxError:
+            continue
+        for n in ast.walk(tree):
+            if isinstance(n, (ast.Import, ast.ImportFrom)):
+                modules |= {(a.asname or a.name).split(".")[0] for a in n.names}
+    tainted: set[str] = set()
+    safe: set[int] = set()
+    why = {} if why is None else why
+    for i, cell in enumerate(cells):
+        if cell.get("cell_type") != "code":
+            continue
+        changed, read = _taint_names(original[i], modules)
+        if i in stripped:
+            why[i] = "a hidden check kept without its asserts"
+            continue
+        if i in checks and i not in student:
+            continue
+        try:
+            calls_check = any(_is_check(n) for n in ast.walk(ast.parse(original[i])))
+        except SyntaxError:
+            calls_check = bool(re.search(r"\bcheck\(", original[i]))
+        if (i in student and student[i] == original[i] and not calls_check
+                and not read & tainted):
+            safe.add(i)
+            tainted -= _names(original[i])[0]
+            continue
+        tainted |= changed
+        if i in student:
+            why[i] = ("changed for the student" if student[i] != original[i] else
+                      "calls check()" if calls_check else
+                      "reads " + ", ".join(sorted(read & tainted)[:4]) +
+                      " (changed by a removed or rewritten cell)")
+    return safe
 
 
 # ----------------------------------------------------------------------------- the edition
