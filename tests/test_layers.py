@@ -29,7 +29,7 @@ RANKS.update({"population": 3.5})
 RANKS.update({"cli_baseline": 5.9})   # the CLI's JSON answer of a baseline (amp.cli uses it)
 # deprecated aliases of amp.rounds.adapter / amp.rounds.export (one release), as "viz"
 RANKS.update({"pld_adapter": 6, "pld_export": 6})
-RANKS.update({"inversion_guided": 2.55})          # the inversion's guided steps (speed only)
+RANKS.update({"inversion_guided": 2.55, "inversion_chord": 2.55})   # the inversion's steps (speed)
 
 
 def _modules() -> dict[str, Path]:
