@@ -1,5 +1,6 @@
-"""The package's shape: imports (function-level ones included) form no cycle, go only down the
-layers of ../shared/notes/architecture.md, and no module is over 600 lines."""
+"""The package's shape: imports (function-level ones included) form no cycle and go only down the
+layers of ../shared/notes/architecture.md; no module imports or reads another module's private
+names."""
 
 from __future__ import annotations
 
@@ -149,3 +150,40 @@ def test_the_checker_sees_function_level_imports(tmp_path):
     found = _imports("amp.core._probe_tmp", p)
     assert {"amp.api", "amp.rounds"} <= found
     assert "amp.core._probe_tmp" not in MODULES
+
+
+def _private_reads(path: Path) -> list[str]:
+    """``alias._name`` (or ``alias.sub._name``) reads where ``alias`` was imported from amp:
+    another module's private name used across the boundary, which ``from x import _y`` alone
+    would not show."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    aliases = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            aliases |= {a.asname or a.name.split(".")[0] for a in node.names
+                        if a.name == "amp" or a.name.startswith("amp.")}
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("amp"):
+            aliases |= {a.asname or a.name for a in node.names}
+    found = []
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and node.attr.startswith("_")
+                and not node.attr.startswith("__")):
+            base = node.value
+            while isinstance(base, ast.Attribute):
+                base = base.value
+            if isinstance(base, ast.Name) and base.id in aliases:
+                found.append(f"{path.name}:{node.lineno} {ast.unparse(node)}")
+    return found
+
+
+def test_no_module_reads_another_modules_private_names():
+    bad = [r for p in MODULES.values() for r in _private_reads(p)]
+    assert not bad, "private names read across modules: " + "; ".join(bad)
+
+
+def test_the_private_read_check_sees_reads_through_imported_names(tmp_path):
+    """Not vacuous: reads through an imported module are found; an argument's own are not."""
+    p = tmp_path / "_probe_private.py"
+    p.write_text("import amp.rounds as R\nfrom amp.rounds import lower\n"
+                 "def f(x):\n    return R._grid(x) + lower._window + x._own\n")
+    assert sorted(r.split(" ", 1)[1] for r in _private_reads(p)) == ["R._grid", "lower._window"]
