@@ -32,6 +32,7 @@ from typing import Callable, Protocol
 from amp.core.errors import NumericalError, ParameterError
 from amp.core.floats import U
 from amp.core.result import Bound
+from amp.core.roots import bisect
 from amp.inversion_chord import chord_search
 from amp.inversion_guided import bisect_root, guided as guided_steps, surely_bad
 
@@ -763,12 +764,5 @@ def estimate_epsilon(curve: Curve, delta: float, max_eps: float) -> float:
     lo, hi = 0.0, max_eps * (1 - 1e-9)
     if above(hi):
         return hi
-    for _ in range(100):
-        mid = 0.5 * (lo + hi)
-        if above(mid):
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo < 1e-6 * hi:
-            break
+    _, hi = bisect(lambda e: not above(e), lo, hi, rel_tol=1e-6, steps=100)
     return hi

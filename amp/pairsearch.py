@@ -36,6 +36,7 @@ import numpy as np
 
 from amp.core.errors import NumericalError
 from amp.core.result import Bound
+from amp.core.roots import bisect
 from amp.backends.dispatch import LawDelta
 from amp.inversion import Progress, epsilon_of_curve
 from amp.pairs import COARSE_REL_TOL, PairSet, run_tasks
@@ -66,12 +67,7 @@ def _reference_eps(ps: PairSet, n: int, delta: float, k: int) -> float:
     lo, hi = 0.0, float(ps.max_eps(idx)[0])
     if not math.isfinite(hi) or hi <= 0:
         return 0.0
-    for _ in range(40):
-        mid = 0.5 * (lo + hi)
-        if ps.chernoff_upper(mid, n, idx)[0] <= delta:
-            hi = mid
-        else:
-            lo = mid
+    _, hi = bisect(lambda e: ps.chernoff_upper(e, n, idx)[0] <= delta, lo, hi, steps=40)
     return hi
 
 

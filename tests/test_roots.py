@@ -14,7 +14,7 @@ import pytest
 from scipy import optimize
 
 from amp.core.errors import NumericalError
-from amp.core.roots import bounded_minimum, brent_root
+from amp.core.roots import bisect, bounded_minimum, brent_root
 
 
 def _saddle_eq(seed: int):
@@ -116,3 +116,44 @@ def test_brent_root_fails_where_scipy_fails():
         optimize.brentq(lambda x: x ** 3, -1.0, 0.5)
     with pytest.raises(NumericalError):
         brent_root(lambda x: x ** 3, -1.0, 0.5)
+
+
+def _hand_bisection(good, lo, hi, rel_tol, floor, steps):
+    """The loop the library wrote eight times before :func:`bisect` (check, halve, move)."""
+    for _ in range(steps):
+        if hi - lo <= rel_tol * max(floor, abs(hi)):
+            break
+        mid = 0.5 * (lo + hi)
+        if good(mid):
+            hi = mid
+        else:
+            lo = mid
+    return lo, hi
+
+
+@pytest.mark.parametrize("root,lo,hi,rel_tol,floor,steps", [
+    (0.3, 0.0, 1.0, 1e-9, 0.0, 200), (1e-7, 0.0, 5.0, 1e-3, 0.0, 40),
+    (2.5, 0.0, 10.0, 0.0, 0.0, 40), (-30.5, -60.0, -1.0, 1e-13, 1.0, 200),
+    (0.7, 0.0, 0.7000001, 1e-4, 0.0, 80)])
+def test_bisect_keeps_the_predicate_at_its_ends(root, lo, hi, rel_tol, floor, steps):
+    """Every point that became ``hi`` satisfied the predicate, every ``lo`` did not; the
+    tolerance or the step count stops it; the same ends as the hand-written loop it replaced."""
+    seen = []
+
+    def good(x):
+        seen.append(x)
+        return x >= root
+
+    a, b = bisect(good, lo, hi, rel_tol=rel_tol, floor=floor, steps=steps)
+    assert (a, b) == _hand_bisection(lambda x: x >= root, lo, hi, rel_tol, floor, steps)
+    assert a < root <= b or (a, b) == (lo, hi)
+    assert len(seen) <= steps
+    assert b - a <= rel_tol * max(floor, abs(b)) or len(seen) == steps
+    assert all(x >= root for x in seen if x == b) and (a == lo or a < root)
+
+
+def test_bisect_returns_the_given_ends_when_already_narrow():
+    calls = []
+    assert bisect(lambda x: calls.append(x) or True, 1.0, 1.0 + 1e-12, rel_tol=1e-9) == \
+        (1.0, 1.0 + 1e-12)
+    assert calls == []

@@ -14,6 +14,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from amp.core.roots import bisect
+
 __all__ = ["U", "TINY", "ATOM_RHO", "Floor", "atom_floor", "tilted_floor", "widen",
            "fmt_outward", "round_outward"]
 
@@ -135,15 +137,8 @@ def tilted_floor(g: np.ndarray, p: np.ndarray, noise: np.ndarray, n: int,
         hi = 1.0 / float(np.max(np.abs(h)))
         while dlog(hi) < 0 and hi < 1e300:
             hi *= 4.0
-        lo = 0.0
-        for _ in range(80):
-            mid = 0.5 * (lo + hi)
-            if dlog(mid) < 0:
-                lo = mid
-            else:
-                hi = mid
-            if hi - lo <= 1e-4 * hi:     # any theta >= 0 is valid: near the optimum suffices
-                break
+        # any theta >= 0 is valid: near the optimum suffices
+        lo, hi = bisect(lambda t: not dlog(t) < 0, 0.0, hi, rel_tol=1e-4, steps=80)
         best = min(best, value(lo), value(hi))
     return best
 

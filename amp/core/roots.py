@@ -1,5 +1,5 @@
-"""Two scalar searches without scipy: a bracketed root (Brent) and a bounded minimum (Brent's
-golden-section/parabolic search).
+"""Scalar searches without scipy: a bracketed root (Brent), a bounded minimum (Brent's
+golden-section/parabolic search) and the one bisection of a predicate (:func:`bisect`).
 
 They exist so that the first answer of a fresh process does not import ``scipy.optimize``
 (with ``scipy.linalg``, ``scipy.sparse`` and ``scipy.spatial`` behind it: ~0.6-0.9 s, issue 34)
@@ -23,7 +23,7 @@ from typing import Callable
 
 from amp.core.errors import NumericalError
 
-__all__ = ["brent_root", "bounded_minimum", "ROOT_XTOL", "ROOT_RTOL"]
+__all__ = ["brent_root", "bounded_minimum", "bisect", "ROOT_XTOL", "ROOT_RTOL"]
 
 ROOT_XTOL = 2e-12                     # scipy.optimize.brentq's defaults
 ROOT_RTOL = 4 * 2.0 ** -52
@@ -188,3 +188,25 @@ def _nan_max(s: float, t: float) -> float:
     if s != s or t != t:
         return math.nan
     return s if s >= t else t
+
+
+def bisect(good: Callable[[float], bool], lo: float, hi: float, *, rel_tol: float = 0.0,
+           floor: float = 0.0, steps: int = 200) -> tuple[float, float]:
+    """``(lo, hi)`` after halving ``[lo, hi]`` towards the boundary of a predicate: ``good(mid)``
+    moves ``hi`` to ``mid``, otherwise ``lo`` moves there. Stops before a halving once ``hi -
+    lo <= rel_tol * max(floor, |hi|)``, or after ``steps`` halvings.
+
+    The ends are the caller's (neither is evaluated here): every point that became ``hi`` had
+    ``good`` true and every point that became ``lo`` had it false, so what ``good`` certifies
+    (for example ``delta(mid) <= target``) holds at the returned ``hi`` whenever it held at the
+    given one. The one bisection of the library: its callers differ only in the predicate, the
+    tolerance and the number of steps."""
+    for _ in range(steps):
+        if hi - lo <= rel_tol * max(floor, abs(hi)):
+            break
+        mid = 0.5 * (lo + hi)
+        if good(mid):
+            hi = mid
+        else:
+            lo = mid
+    return lo, hi

@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from amp.core.lazy import lazy
+from amp.core.roots import bisect
 
 __all__ = ["optimal_homogeneous_delta", "optimal_homogeneous_epsilon"]
 
@@ -40,12 +41,6 @@ def optimal_homogeneous_epsilon(eps: float, delta0: float, T: int, delta: float)
     lo, hi = 0.0, T * eps
     if optimal_homogeneous_delta(eps, delta0, T, 0.0) <= delta:
         return 0.0
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if optimal_homogeneous_delta(eps, delta0, T, mid) <= delta:
-            hi = mid
-        else:
-            lo = mid
-        if hi - lo <= 1e-9 * hi:
-            break
+    _, hi = bisect(lambda e: optimal_homogeneous_delta(eps, delta0, T, e) <= delta, lo, hi,
+                   rel_tol=1e-9)
     return hi

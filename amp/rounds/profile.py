@@ -18,6 +18,7 @@ import numpy as np
 
 from amp.core import validate as V
 from amp.core.errors import NumericalError, ParameterError
+from amp.core.roots import bisect
 from amp.mechanisms.base import Mechanism
 from amp.mechanisms.gparv import GPARV
 from amp.mechanisms.subsampled import Subsampled, check_sampling
@@ -171,14 +172,8 @@ class ComposableProfile:
                                              f"{TAIL_DELTA:g} below eps = 1000")
             lo = 0.0
             if self.tail_upper(0.0) > TAIL_DELTA:
-                for _ in range(40):
-                    if hi - lo <= 1e-3 * hi:
-                        break
-                    mid = 0.5 * (lo + hi)
-                    if self.tail_upper(mid) <= TAIL_DELTA:
-                        hi = mid
-                    else:
-                        lo = mid
+                _, hi = bisect(lambda e: self.tail_upper(e) <= TAIL_DELTA, lo, hi,
+                               rel_tol=1e-3, steps=40)
             self._cut = max(hi, 1e-9)
         return self._cut
 
