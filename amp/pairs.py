@@ -36,6 +36,7 @@ from amp.core import validate as V
 from amp.core.errors import NumericalError, ParameterError
 from amp.core.floats import TINY, U
 from amp.core.result import Bound
+from amp.core.tails import chernoff_certified_log
 from amp.backends.dispatch import DEFAULT_ABS_TOL, LawDelta
 from amp.mechanisms.base import validate_matrix
 from amp.mechanisms.gparv import GPARV
@@ -258,8 +259,7 @@ def _chernoff_rows(g: np.ndarray, lp: np.ndarray, max_lp: float, n: int) -> np.n
         t = t_new
     th, zm, s0, _, _ = moments(t)
     logb = n * (zm + np.log(s0)) - 1.0 - t
-    err_logM = 4 * U * (max_lp + th * scale + 16)
-    logb = logb + n * err_logM + 64 * U + 1e-12 - math.log(n)
+    logb = chernoff_certified_log(logb, n, th, max_lp, scale)
     with np.errstate(over="ignore"):
         val = np.where(logb < 709, np.maximum(np.exp(np.minimum(logb, 709.0)), TINY), np.inf)
     res[live] = val

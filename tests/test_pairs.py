@@ -18,7 +18,7 @@ import amp
 from amp.backends.dispatch import LawDelta
 from amp.backends.exact import delta_enumerate
 from amp.core.floats import U
-from amp.core.tails import chernoff_upper
+from amp.core.tails import chernoff_certified_log, chernoff_upper
 from amp.inversion import epsilon_of_curve
 from amp.mechanisms.base import matrix_eps0, pair_law_from_matrix
 from amp.oracles.ground_truth import shuffled_divergence
@@ -328,3 +328,16 @@ def test_lower_bound_details_say_how_the_laws_were_chosen(monkeypatch):
     assert det["lower_pair"] == worst_pair(mech, 0.0, 2000)
     up = amp.epsilon(mech, 2000, 1e-6)
     assert r.value <= up.value
+
+
+def test_one_chernoff_certificate_for_scalars_and_rows():
+    """The error term of the scalar bound and of a matrix's rows is one function: elementwise
+    the same numbers, and never less than the computed log plus its rounding allowance."""
+    raw = np.array([-40.0, -3.5, 0.25])
+    th = np.array([1e-3, 2.0, 50.0])
+    scale = np.array([1.0, 3.0, 0.5])
+    rows = chernoff_certified_log(raw, 1000, th, 7.0, scale)
+    one = [chernoff_certified_log(float(r), 1000, float(t), 7.0, float(s))
+           for r, t, s in zip(raw, th, scale)]
+    assert rows.tolist() == one
+    assert np.all(rows >= raw - math.log(1000) + 1000 * 4 * U * (7.0 + th * scale + 16))

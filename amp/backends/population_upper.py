@@ -51,6 +51,7 @@ import math
 import numpy as np
 
 from amp.core.errors import ParameterError
+from amp.core.floats import U
 from amp.core.result import Bound
 from amp.backends.dispatch import LawDelta
 from amp.mechanisms.gparv import GPARV
@@ -110,16 +111,15 @@ def pb_window(groups: list[tuple[int, float]], tail: float = TAIL
 def _pmf_rel_error(groups: list[tuple[int, float]]) -> float:
     """Relative error bound of the computed window probabilities: each log-pmf is a sum of a
     few terms of size at most ``gammaln(n + 1) + n |log p| + n |log(1 - p)|``, each within a
-    few ulps (64 u of the largest is generous); ``exp`` and the direct convolutions of
+    few ulps (``128 u``, 64 ulps of 1, times the largest is generous); ``exp`` and the direct convolutions of
     non-negative terms add ``< 1e-12`` relative per group."""
-    u = np.finfo(float).eps
     from scipy.special import gammaln
     err = 0.0
     for n, p in groups:
         if n == 0 or p <= 0 or p >= 1:
             continue
         size = float(gammaln(n + 1)) + n * (abs(math.log(p)) + abs(math.log1p(-p))) + 1
-        err += 64 * u * size + 1e-12
+        err += 128 * U * size + 1e-12
     return math.expm1(err) + PMF_RTOL
 
 
@@ -197,7 +197,6 @@ class VictimCurve:
         """A certified upper end of ``E[f(T)]`` without tables: on the coarse bins, each
         ``f(s_k)`` replaced by its Chernoff bound (:func:`amp.core.tails.chernoff_upper`,
         the atoms raised by their floating-point error). Cheap; for pruning victims."""
-        from amp.core.floats import U
         from amp.core.tails import chernoff_upper
         g, p = self.law.atoms(eps)
         noise = 16 * U * self.law.magnitudes(eps)

@@ -78,6 +78,7 @@ from amp.baselines._search import (MAX_EVALUATIONS_CLOSED, delta_targets, descri
                                    eps_array, invert_delta, results)
 from amp.core import validate as V
 from amp.core.errors import ParameterError
+from amp.core.floats import U
 from amp.core.result import Bound
 from amp.core.tails import binom_window_mass
 from amp.mechanisms.gparv import GPARV
@@ -92,7 +93,6 @@ SOURCE_BBGN = ("Balle, Bell, Gascon, Nissim, 'The privacy blanket of the shuffle
                "CRYPTO 2019 (arXiv:1903.02837); Lemma 2 / Section 3.2 of the paper")
 RangeMode = Literal["published", "remark1", "exact"]
 _PAD = 1e-12   # relative round-off pad on closed forms
-_U = np.finfo(float).eps / 2
 
 
 @dataclass(frozen=True)
@@ -133,7 +133,7 @@ def _law_summary(law: GPARV, eps: float, mode: str) -> ParvSummary:
     # smaller a is the conservative side (mean closer to 0), hence the downward pad
     sa, sb = math.fsum(w * law.a), math.fsum(w * law.b)
     a = gam * (math.expm1(eps) * sb + (sb - sa))
-    a -= 8 * _U * gam * (Ee * sb + sa)
+    a -= 8 * U * gam * (Ee * sb + sa)
     second = gam * gam * float(np.dot(w, g * g))
     if mode == "exact":
         lmax, width = gam * float(g.max()), gam * float(g.max() - g.min())
@@ -241,7 +241,7 @@ def _delta_one(kind: str, laws: list[GPARV] | None, eps0: float, n: int, eps: fl
         # the exact atoms are within `noise` of g: G <= 0 surely only if g + noise <= 0; when
         # every positive atom is floating-point noise around 0 (eps ~ eps0) delta is tiny
         g = law.a - Ee * law.b
-        noise = 16 * _U * (law.a + Ee * law.b)
+        noise = 16 * U * (law.a + Ee * law.b)
         if np.all(g + noise <= 0):
             continue
         if np.all(g <= noise):

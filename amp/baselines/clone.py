@@ -74,7 +74,9 @@ from amp.baselines._search import (FLOAT_REL, delta_targets, describe_source, ep
                                    eps_array, invert_delta, results)
 from amp.core import validate as V
 from amp.core.errors import NumericalError, ParameterError
+from amp.core.floats import U
 from amp.core.result import Bound
+from amp.core.roots import bisect
 from amp.core.tails import binom_window_mass
 
 # scipy is imported on first use (amp.core.lazy): import amp stays fast
@@ -167,7 +169,7 @@ def clone_family_delta(n: int, clone_prob: float, w2: float, log_ratio: float, w
     e_prev = binom_eta(t - 1, N, clone_prob, FLOAT_REL)
     err = ((e_prev + binom_eta(ustar - 1, t - 1, 0.5, FLOAT_REL)) * pos
            + (e_prev + binom_eta(ustar, t - 1, 0.5, FLOAT_REL)) * (P_prev * -k2 * S2)
-           + 4 * np.finfo(float).eps * np.abs(D_t))
+           + 8 * U * np.abs(D_t))
     if w0 > 0:
         err = err + (binom_eta(t, N, clone_prob, FLOAT_REL)
                      + binom_eta(ustar, t, 0.5, FLOAT_REL)) * (-k3 * P_cur * S3)
@@ -390,16 +392,12 @@ def closed_form_delta(eps0: float, n: int, eps: float | np.ndarray, *,
             d = math.exp(lo_l)
             los.append(d), his.append(d), ok.append(True)
             continue
-        a, b = lo_l, hi_l                      # eps_at(a) > e (or invalid), eps_at(b) <= e
-        for _ in range(200):
-            if b - a <= 1e-13 * max(1.0, abs(b)):
-                break
-            m = 0.5 * (a + b)
+        def valid_below(m: float) -> bool:
             em, vm = eps_at(m)
-            if em <= e and vm:
-                b = m
-            else:
-                a = m
+            return em <= e and vm
+
+        # eps_at(a) > e (or invalid), eps_at(b) <= e
+        a, b = bisect(valid_below, lo_l, hi_l, rel_tol=1e-13, floor=1.0)
         los.append(math.exp(a)), his.append(math.exp(b))
         ok.append(True)
     note = f"{SOURCE_FMT}; closed form ({variant} variant) inverted in delta"

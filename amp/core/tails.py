@@ -16,7 +16,8 @@ from amp.core.floats import TINY, U
 from amp.core.roots import bounded_minimum
 
 __all__ = ["kl_bernoulli", "binom_log_tail_ge", "binom_log_tail_le", "binom_window",
-           "binom_window_mass", "binom_chernoff_quantile", "bernstein_t", "chernoff_upper"]
+           "binom_window_mass", "binom_chernoff_quantile", "bernstein_t", "chernoff_upper",
+           "chernoff_certified_log"]
 
 
 def kl_bernoulli(a: float, p: float) -> float:
@@ -140,6 +141,18 @@ def bernstein_t(m: np.ndarray, var: float, bmax: float, L: float) -> np.ndarray:
     return c + np.sqrt(c * c + 2.0 * m * var * L)
 
 
+def chernoff_certified_log(log_bound, n: int, theta, max_abs_log_p: float, max_abs_g):
+    """The log of a certified Chernoff bound on ``E[S_+] / n`` from the computed
+    ``log_bound = n log M(theta) - 1 - log theta`` (``M(theta) = E[exp(theta G)]``): adds the
+    rounding of ``log M``, ``e_M = 4 u (max |log p| + theta max |g| + 16)`` (log p, theta g, the
+    sum and the log, a few ``u`` each), times ``n`` through the power, ``64 u`` and ``1e-12``
+    for ``exp``'s own rounding and the rest, and divides by ``n``. Scalars or arrays (one
+    ``theta`` and ``max |g|`` per row): the one error term of :func:`chernoff_upper` and of a
+    matrix's pairs (:meth:`amp.pairs.PairSet.chernoff_upper`)."""
+    err_log_m = 4 * U * (max_abs_log_p + theta * max_abs_g + 16)
+    return log_bound + (n * err_log_m + 64 * U + 1e-12 - math.log(n))
+
+
 def chernoff_upper(g: np.ndarray, p: np.ndarray, n: int, noise: np.ndarray | None = None
                    ) -> float:
     """Certified upper bound on ``E[(G_1 + ... + G_n)_+] / n`` from the moment generating function.
@@ -172,9 +185,6 @@ def chernoff_upper(g: np.ndarray, p: np.ndarray, n: int, noise: np.ndarray | Non
     lo_t, hi_t = math.log(1e-12 / scale), math.log(1e4 / scale)
     t_min, f_min = bounded_minimum(logb, lo_t, hi_t, xatol=1e-6)
     best, t = min((f_min, t_min), (logb(lo_t), lo_t), (logb(hi_t), hi_t))
-    # rounding of log M at this theta: log p (|log p| u each), theta g (|theta g| u each), the
-    # sum and the log (a few u): each term's relative error, times n through the power
-    err_logM = 4 * U * (float(np.abs(lp).max()) + math.exp(t) * scale + 16)
-    best += n * err_logM + 64 * U + 1e-12 - math.log(n)
+    best = chernoff_certified_log(best, n, math.exp(t), float(np.abs(lp).max()), scale)
     # never 0: the bound is positive (exp underflow at huge n must not read as "delta = 0")
     return max(math.exp(best), TINY) if best < 709 else math.inf
