@@ -26,15 +26,14 @@ import math
 
 import numpy as np
 
+from amp.core import scipy_adapter
 from amp.core.lazy import lazy
 from amp.core.floats import U
 from amp.core.tails import binom_log_tail_ge
 
 # scipy is imported on first use (amp.core.lazy): import amp stays fast.  Boost's binomial
-# pmf/sf are the ufuncs scipy.stats.binom itself calls (scipy.special._ufuncs._binom_pmf /
-# _binom_sf): called directly they give the same values without importing scipy.stats
-# (~0.5-1 s) or its per-call argument handling; the support is handled here (0 outside).
-_uf = lazy("scipy.special._ufuncs")
+# pmf/sf are the ufuncs scipy.stats.binom itself calls, read through amp.core.scipy_adapter
+# (scipy's private names in one place); the support is handled here (0 outside).
 special = lazy("scipy.special")
 stats = lazy("scipy.stats")
 
@@ -84,7 +83,7 @@ def pmf(k, n, p):
     kf, nf = d
     inside = (kf >= 0) & (kf <= nf) & (kf == np.floor(kf))
     with np.errstate(invalid="ignore"):
-        out = _uf._binom_pmf(np.where(inside, kf, 0.0), nf, p)
+        out = scipy_adapter.binom_pmf(np.where(inside, kf, 0.0), nf, p)
     return np.where(inside, out, 0.0)
 
 
@@ -100,7 +99,7 @@ def sf(k, n, p):
     kf = np.floor(kf)
     inside = (kf >= 0) & (kf < nf)
     with np.errstate(invalid="ignore"):
-        out = _uf._binom_sf(np.where(inside, kf, 0.0), nf, p)
+        out = scipy_adapter.binom_sf(np.where(inside, kf, 0.0), nf, p)
     return np.where(inside, out, np.where(kf < 0, 1.0, 0.0))
 
 
