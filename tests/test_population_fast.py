@@ -91,3 +91,34 @@ def test_structured_count_law_skips_the_unused_atom_floor(monkeypatch):
     g, p = law.atoms(0.4)
     noise = 16 * amp.core.floats.U * law.magnitudes(0.4)
     assert e.details["floor"] == atom_floor(g, p, noise, 3).width
+
+
+def test_exact_grid_cache_same_numbers_and_bounded(monkeypatch):
+    import amp.backends.structured.tables as T
+    from amp.backends.structured.nuisance import Nuisance
+
+    nu = Nuisance(3.0, 0.3, 0.2, 0.5)
+    monkeypatch.setattr(T, "_GRID_CACHE", T.OrderedDict())
+    monkeypatch.setattr(T, "_grid_cells", [0])
+    first = [T.exact_grid(nu, m, lt) for m in (1, 7, 40, 300) for lt in (-40.0, -40.5, -80.0)]
+    assert len(T._GRID_CACHE) >= 4                  # nearby tail levels share windows
+    again = [T.exact_grid(nu, m, lt) for m in (1, 7, 40, 300) for lt in (-40.0, -40.5, -80.0)]
+    for a, b in zip(first, again):
+        assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+        assert a[2:] == b[2:]
+        assert a[0] is not b[0]                     # callers get their own arrays
+    # the same numbers as computing the cells afresh (no cache at all)
+    monkeypatch.setattr(T, "GRID_CACHE_ENTRY", 0)
+    monkeypatch.setattr(T, "_GRID_CACHE", T.OrderedDict())
+    fresh = [T.exact_grid(nu, m, lt) for m in (1, 7, 40, 300) for lt in (-40.0, -40.5, -80.0)]
+    assert len(T._GRID_CACHE) == 0
+    for a, b in zip(first, fresh):
+        assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1]) and a[2:] == b[2:]
+    # bounded: least recently used out first
+    monkeypatch.setattr(T, "GRID_CACHE_ENTRY", 10_000)
+    monkeypatch.setattr(T, "GRID_CACHE_CELLS", 5_000)
+    monkeypatch.setattr(T, "_grid_cells", [0])
+    for m in range(5, 80, 3):
+        T.exact_grid(nu, m, -40.0)
+    assert 0 < T._grid_cells[0] <= 5_000
+    assert T._grid_cells[0] == sum(v[0].size for v in T._GRID_CACHE.values())
