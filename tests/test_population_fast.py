@@ -122,3 +122,12 @@ def test_exact_grid_cache_same_numbers_and_bounded(monkeypatch):
         T.exact_grid(nu, m, -40.0)
     assert 0 < T._grid_cells[0] <= 5_000
     assert T._grid_cells[0] == sum(v[0].size for v in T._GRID_CACHE.values())
+
+
+def test_exact_grid_windows_remembered_are_binom_window():
+    import amp.backends.structured.tables as T
+    from amp.core.tails import binom_window
+
+    for m, q, lt in [(1, 0.3, -41.4), (57, 0.2, -41.4), (3000, 0.05, -80.0), (3000, 0.05, -80.0)]:
+        assert T._window(m, q, lt) == binom_window(m, q, lt)
+    assert T._window.cache_info().hits >= 1

@@ -21,6 +21,7 @@ import math
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -179,6 +180,13 @@ GRID_CACHE_ENTRY = 200_000
 _grid_cells = [0]
 
 
+@lru_cache(maxsize=8192)
+def _window(m: int, q: float, log_tau: float) -> tuple[int, int, float, float]:
+    """:func:`amp.core.tails.binom_window` (a pure function), remembered: the count models of
+    one law share their tail level, so their small laws ask the same windows again."""
+    return binom_window(m, q, log_tau)
+
+
 def _grid_core(nu: Nuisance, m: int, z_lo: int, z_hi: int, o_lo: int, o_hi: int):
     """``(values, masses, sabs, rel, cells)`` of :func:`exact_grid` on the windows given (all
     cells, zero masses included)."""
@@ -203,12 +211,12 @@ def exact_grid(nu: Nuisance, m: int, log_tau: float):
         return np.zeros(1), np.ones(1), 0.0, 1, 0.0
     out = 0.0
     if nu.qZ > 0:
-        z_lo, z_hi, a1, a2 = binom_window(m, nu.qZ, log_tau)
+        z_lo, z_hi, a1, a2 = _window(int(m), nu.qZ, log_tau)
         out += math.exp(a1) + math.exp(a2)
     else:
         z_lo = z_hi = 0
     if nu.qO > 0:
-        o_lo, o_hi, a1, a2 = binom_window(m, nu.qO, log_tau)
+        o_lo, o_hi, a1, a2 = _window(int(m), nu.qO, log_tau)
         out += math.exp(a1) + math.exp(a2)
     else:
         o_lo = o_hi = 0
