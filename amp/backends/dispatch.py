@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from functools import partial
 from typing import Iterable
 
 import numpy as np
@@ -217,24 +218,25 @@ class LawDelta:
             return self._bound(eps, 0.0, 0.0, "zero", 0.0)
         # the exact atoms are within `noise` of g: paths that evaluate the float atoms exactly
         # are widened by `widen` (a relative 32u on the atoms, absolute noise where they cancel)
-        # (and the Chernoff-tilted bound of amp.core.floats.tilted_floor, whichever is less)
-        floor = atom_floor(g, p, noise, n)
-        floor_width = floor.width
+        # (and the Chernoff-tilted bound of amp.core.floats.tilted_floor, whichever is less);
+        # computed only where a bracket uses it: the structured path below certifies the exact
+        # atoms itself and never reads it (it costs about a millisecond per call)
+        floor_of = partial(atom_floor, g, p, noise, n)
         if np.all(g <= noise):
             # every positive atom is floating-point noise around 0 (eps = log max a/b): the
             # exact atoms are <= noise, so E[S_+]/n <= E[G_+] <= sum p noise over atoms near 0
             return self._bound(eps, 0.0, float(np.dot(p, noise * (g > -noise))), "zero",
-                               floor_width)
+                               floor_of().width)
         # (sum G_i)_+ <= sum (G_i)_+, so delta <= E[G_+]: a certified bound that needs no FFT
         ch = math.inf
         if method == "auto":
             first_moment = math.fsum(p * np.maximum(g + noise, 0.0)) * (1 + 1e-12)
             if first_moment <= abs_tol:
-                return self._bound(eps, 0.0, first_moment, "first-moment", floor_width)
+                return self._bound(eps, 0.0, first_moment, "first-moment", floor_of().width)
             if n > 1 and abs_tol > 0:
                 ch = chernoff_upper(g, p, n, noise)
                 if ch <= abs_tol:
-                    return self._bound(eps, 0.0, ch, "chernoff", floor_width)
+                    return self._bound(eps, 0.0, ch, "chernoff", floor_of().width)
         struct_err = None
         if self._structured is not None:
             try:
@@ -249,6 +251,8 @@ class LawDelta:
                 # auto: fall through to the generic certified paths below (a memory refusal is
                 # the reason quoted if they fail too)
                 struct_err = exc if "of memory" in str(exc) else None
+        floor = floor_of()
+        floor_width = floor.width
         k = int(np.count_nonzero(p > 0))
         if method == "exact" or (method == "auto" and (
                 n == 1 or n_compositions(n, k) <= EXACT_MAX_COMPOSITIONS)):

@@ -236,19 +236,25 @@ class VictimCurve:
             levels = COARSE_LEVELS if tol >= 0.05 else LEVELS
             idx = np.searchsorted(self.cdf, np.asarray(levels) * self.cdf[-1])
             starts = sorted({0, size, *(int(min(max(i, 1), size - 1)) for i in idx)})
+        # f's bracket ends by index, filled as counts are evaluated (in increasing order of
+        # the bin edges, each once): the bins' sums read them as arrays
+        f_up = np.full(size + 1, np.nan)
+        f_lo = np.full(size + 1, np.nan)
         while True:
             s = np.asarray(starts)
+            for i in s[np.isnan(f_up[s])]:
+                b = at(int(i))
+                f_up[i], f_lo[i] = b.upper, b.lower
             mass = np.add.reduceat(self.pmf, s[:-1])
             single = np.diff(s) == 1
-            fu = np.array([at(int(i)).upper for i in s[:-1]])
+            fu = f_up[s[:-1]]
             # f is non-increasing: a bin [s_k, s_{k+1}) lies between f(s_k) and f(s_{k+1})
-            fl = np.array([at(int(i)).lower if one else at(int(j)).lower
-                           for i, j, one in zip(s[:-1], s[1:], single)])
+            fl = np.where(single, f_lo[s[:-1]], f_lo[s[1:]])
             upper = min(1.0, float(np.sum(mass * fu)) * (1 + self.rel) + self.out)
             lower = max(0.0, float(np.sum(mass * fl)) * (1 - self.rel))
             # what splitting can remove: the drop of f's upper end across each bin (the rest
             # of the width is f's own bracket)
-            fu_next = np.array([at(int(j)).upper for j in s[1:]])
+            fu_next = f_up[s[1:]]
             w = np.where(single, 0.0, mass * np.maximum(fu - fu_next, 0.0))
             if (upper <= abs_tol or upper - lower <= tol * upper
                     or float(w.sum()) <= 0.1 * tol * upper or len(F) >= MAX_POINTS):

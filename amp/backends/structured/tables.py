@@ -18,7 +18,10 @@ windows; no approximation, the Chernoff mass outside the ``(o, z)`` window is an
 from __future__ import annotations
 
 import math
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -165,35 +168,77 @@ class Table:
 
 
 # ----------------------------------------------------------------------------- exact tables
-def exact_grid(nu: Nuisance, m: int, log_tau: float):
-    """Masses ``P(O = o, Z = z)`` of ``m`` nuisance users on a Chernoff window, as
-    ``(values o + E z, masses, outside mass bound, cells, rel)``: ``Z ~ Bin(m, qZ)`` (Boost
-    pmf), ``O | Z = z ~ Bin(m - z, kappa)`` rows from :func:`binom_rows`; the masses carry a
-    relative error ``<= rel``, the rows' tiny cells an absolute one (added to the outside mass)."""
-    if m <= 0:
-        return np.zeros(1), np.ones(1), 0.0, 1, 0.0
-    out = 0.0
-    if nu.qZ > 0:
-        z_lo, z_hi, a1, a2 = binom_window(m, nu.qZ, log_tau)
-        out += math.exp(a1) + math.exp(a2)
-    else:
-        z_lo = z_hi = 0
-    if nu.qO > 0:
-        o_lo, o_hi, a1, a2 = binom_window(m, nu.qO, log_tau)
-        out += math.exp(a1) + math.exp(a2)
-    else:
-        o_lo = o_hi = 0
+#: :func:`exact_grid`'s window-determined part, keyed by the nuisance law, ``m`` and the
+#: integer windows (a pure function of them), shared by every count model of the same law: a
+#: fixed population's victim asks the same small laws at hundreds of counts ``n`` (their tail
+#: levels differ, their windows mostly do not). Least recently used first out; at most
+#: :data:`GRID_CACHE_CELLS` cells in all, none of more than :data:`GRID_CACHE_ENTRY`.
+_GRID_CACHE: OrderedDict = OrderedDict()
+_GRID_LOCK = threading.Lock()
+GRID_CACHE_CELLS = 2_000_000
+GRID_CACHE_ENTRY = 200_000
+_grid_cells = [0]
+
+
+@lru_cache(maxsize=8192)
+def _window(m: int, q: float, log_tau: float) -> tuple[int, int, float, float]:
+    """:func:`amp.core.tails.binom_window` (a pure function), remembered: the count models of
+    one law share their tail level, so their small laws ask the same windows again."""
+    return binom_window(m, q, log_tau)
+
+
+def _grid_core(nu: Nuisance, m: int, z_lo: int, z_hi: int, o_lo: int, o_hi: int):
+    """``(values, masses, sabs, rel, cells)`` of :func:`exact_grid` on the windows given (all
+    cells, zero masses included)."""
     zs = np.arange(z_lo, z_hi + 1)
     os_ = np.arange(o_lo, o_hi + 1)
     pz = pmf(zs, m, nu.qZ) if nu.qZ > 0 else np.ones(1)
     po, rel, sabs = binom_rows(m - zs, o_lo, o_hi, nu.kappa)
     if 0 < nu.qZ < 1:                     # pz's Boost error beyond the floor BINOM_REL counts
         rel += max(0.0, float(np.max(eta(zs, m, nu.qZ))) - ETA_BINOM)
-    out += sabs                           # sum_z P(z) sabs_z <= max_z sabs_z
     P = (pz[:, None] * po).ravel()
     vals = (os_[None, :].astype(float) + nu.E * zs[:, None]).ravel()
+    return vals, P, sabs, rel, int(zs.size * os_.size)
+
+
+def exact_grid(nu: Nuisance, m: int, log_tau: float):
+    """Masses ``P(O = o, Z = z)`` of ``m`` nuisance users on a Chernoff window, as
+    ``(values o + E z, masses, outside mass bound, cells, rel)``: ``Z ~ Bin(m, qZ)`` (Boost
+    pmf), ``O | Z = z ~ Bin(m - z, kappa)`` rows from :func:`binom_rows`; the masses carry a
+    relative error ``<= rel``, the rows' tiny cells an absolute one (added to the outside mass).
+    The cells on given windows are computed once (:data:`_GRID_CACHE`): the same numbers."""
+    if m <= 0:
+        return np.zeros(1), np.ones(1), 0.0, 1, 0.0
+    out = 0.0
+    if nu.qZ > 0:
+        z_lo, z_hi, a1, a2 = _window(int(m), nu.qZ, log_tau)
+        out += math.exp(a1) + math.exp(a2)
+    else:
+        z_lo = z_hi = 0
+    if nu.qO > 0:
+        o_lo, o_hi, a1, a2 = _window(int(m), nu.qO, log_tau)
+        out += math.exp(a1) + math.exp(a2)
+    else:
+        o_lo = o_hi = 0
+    key = (nu.E, nu.qO, nu.qZ, nu.qF, int(m), z_lo, z_hi, o_lo, o_hi)
+    with _GRID_LOCK:
+        hit = _GRID_CACHE.get(key)
+        if hit is not None:
+            _GRID_CACHE.move_to_end(key)
+    if hit is None:
+        hit = _grid_core(nu, m, z_lo, z_hi, o_lo, o_hi)
+        size = hit[0].size
+        if size <= GRID_CACHE_ENTRY:
+            with _GRID_LOCK:
+                if key not in _GRID_CACHE:
+                    _GRID_CACHE[key] = hit
+                    _grid_cells[0] += size
+                while _grid_cells[0] > GRID_CACHE_CELLS:
+                    _grid_cells[0] -= _GRID_CACHE.popitem(last=False)[1][0].size
+    vals, P, sabs, rel, cells = hit
+    out += sabs                           # sum_z P(z) sabs_z <= max_z sabs_z
     keep = P > 0
-    return vals[keep], P[keep], min(1.0, out), int(zs.size * os_.size), rel
+    return vals[keep], P[keep], min(1.0, out), cells, rel
 
 
 def exact_table(nu: Nuisance, m: int, log_tau: float) -> tuple[Table, int]:
