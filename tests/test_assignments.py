@@ -148,6 +148,27 @@ def test_problem_sets_are_complete():
     assert problems >= 12
 
 
+def _shown_as_code(text: str) -> list[str]:
+    """Lines of a markdown cell that Markdown would show as an indented code block: the
+    cell's first line, a heading or a table row indented four spaces or more."""
+    lines = text.splitlines()
+    first = next((ln for ln in lines if ln.strip()), "")
+    bad = [first] if first.startswith("    ") else []
+    return bad + [ln for ln in lines if ln.startswith("    ") and ln.lstrip()[:1] in ("#", "|")
+                  and ln is not first]
+
+
+def test_markdown_cells_render_as_markdown():
+    """The first cell of every assignment (title, reading, points table) was indented four
+    spaces, so JupyterLab showed it as a code block; the check sees such a cell."""
+    assert _shown_as_code("    # Problem set 1\n\n    | problem | points |") != []
+    for name in NAMES:
+        nb = _load(SOURCE / name / f"{name}.ipynb")
+        for i, cell in enumerate(nb["cells"]):
+            if cell["cell_type"] == "markdown":
+                assert not _shown_as_code(_text(cell)), f"{name} cell {i}: shown as code"
+
+
 def test_leak_check_catches_a_leak():
     """The leak check itself: a released notebook with one solution line, one hidden test
     line or a marker put back is caught; the source's public lines are not flagged."""
