@@ -111,8 +111,8 @@ def pb_window(groups: list[tuple[int, float]], tail: float = TAIL
 def _pmf_rel_error(groups: list[tuple[int, float]]) -> float:
     """Relative error bound of the computed window probabilities: each log-pmf is a sum of a
     few terms of size at most ``gammaln(n + 1) + n |log p| + n |log(1 - p)|``, each within a
-    few ulps (``128 u``, 64 ulps of 1, times the largest is generous); ``exp`` and the direct convolutions of
-    non-negative terms add ``< 1e-12`` relative per group."""
+    few ulps (``128 u``, 64 ulps of 1, times the largest is generous); ``exp`` and the direct
+    convolutions of non-negative terms add ``< 1e-12`` relative per group."""
     from scipy.special import gammaln
     err = 0.0
     for n, p in groups:
